@@ -121,6 +121,16 @@ pub enum ParseErrorKind {
         /// How many items the value has.
         found: usize,
     },
+    /// A `response_template` field could not turn its region into a value where the reference
+    /// raises: a content parser (`xml-inline` without a `key`, a `json` dialect sentinel), a
+    /// transform placeholder, `join` or `repeats` on an incompatible value.
+    StreamField(String),
+    /// A streaming parser was used again after it returned an error (the reference's state is
+    /// undefined at that point too).
+    StreamPoisoned,
+    /// The template's delimiters keep matching the empty string at one position: the reference
+    /// loops forever there.
+    StreamNoProgress,
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -154,6 +164,14 @@ impl fmt::Display for ParseErrorKind {
             Self::PrefixItemsLength { expected, found } => write!(
                 f,
                 "array has {found} items but the schema defines {expected} prefixItems"
+            ),
+            Self::StreamField(e) => f.write_str(e),
+            Self::StreamPoisoned => {
+                f.write_str("the streaming parser already failed; start a new one")
+            }
+            Self::StreamNoProgress => f.write_str(
+                "the template's delimiters match the empty string here over and over \
+                 (the reference parser loops forever)",
             ),
         }
     }

@@ -32,6 +32,7 @@ pub mod pyjson;
 pub mod pyre;
 pub mod pyunicode;
 pub mod schema;
+pub mod stream;
 pub mod support;
 
 pub use error::{ParseError, ParseErrorKind, SchemaError, SchemaProblem};
