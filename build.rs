@@ -71,6 +71,14 @@ fn generated_models(root: &Path) {
         let _ = writeln!(out, "    ({name:?}, {name}::parse_value),");
     }
     out.push_str("];\n");
+    out.push_str("#[doc(hidden)]\npub const GENERATED_TYPED: &[(&str, ParseTyped)] = &[\n");
+    for (name, _) in &entries {
+        let _ = writeln!(
+            out,
+            "    ({name:?}, |text| {name}::parse(text).map(|message| drop(std::hint::black_box(message)))),"
+        );
+    }
+    out.push_str("];\n");
     std::fs::write(out_dir().join("models.rs"), out).expect("OUT_DIR is writable");
 }
 

@@ -37,3 +37,4 @@ pub use chatparse_runtime as runtime;
 
 pub mod models;
 pub mod shipped;
+pub mod templates;

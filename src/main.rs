@@ -1,5 +1,6 @@
 //! The `chatparse` command line: parse model output with a shipped or a custom schema, check
-//! schemas, list the shipped ones. The contract (flags, output, exit codes) is SPEC §5.
+//! schemas, list the shipped ones, stream output through a response template. The contract
+//! (flags, output, exit codes) is SPEC §5; `stream` follows the same conventions.
 
 use std::io::{self, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -7,7 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use chatparse::{shipped, Schema, SchemaError};
+use chatparse::runtime::stream::{is_response_template, ResponseTemplate, StreamParser};
+use chatparse::{shipped, templates, Schema, SchemaError};
 
 /// Exit codes of the contract.
 const EXIT_PARSE_ERROR: u8 = 1;
@@ -36,6 +38,25 @@ enum Command {
     },
     /// List the shipped schema names, one per line.
     Schemas,
+    /// Stream standard input through a response_template: one JSON event per line as the input
+    /// arrives, then the final message.
+    Stream(StreamArgs),
+}
+
+#[derive(clap::Args)]
+struct StreamArgs {
+    /// A shipped response template (a file stem in `response_templates/`: gemma4, qwen3,
+    /// qwen3_5) or a path to a response_template .json file.
+    #[arg(long, visible_alias = "template", value_name = "NAME|PATH")]
+    schema: String,
+    /// The prompt the model continues (the text before its output), read from FILE; the parser
+    /// starts after its last start anchor (default: empty).
+    #[arg(long, value_name = "FILE")]
+    prefix: Option<PathBuf>,
+    /// A JSON array of the tools offered to the model; tool-call arguments are converted to the
+    /// types their parameter schemas declare.
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -70,6 +91,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => parse(args),
         Command::Check { paths } => Ok(check(&paths)),
         Command::Schemas => list_schemas(),
+        Command::Stream(args) => stream(args),
     };
     match result {
         Ok(code) => code,
@@ -246,5 +268,148 @@ fn list_schemas() -> Result<ExitCode, Failure> {
     for name in shipped::names() {
         writeln!(out, "{name}")?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `stream --schema`: a shipped template name, else a path to a template file. An x-regex
+/// response schema (a shipped name or a file of that shape) cannot stream yet.
+fn load_template(spec: &str) -> Result<ResponseTemplate, Failure> {
+    let x_regex = || {
+        Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!(
+                "schema {spec} is an x-regex response schema; streaming is only available for \
+                 response_template files (shipped: {})",
+                templates::names().collect::<Vec<_>>().join(", ")
+            ),
+        )
+    };
+    if let Some(loaded) = templates::try_template(spec) {
+        return loaded.map_err(|e| schema_failure(&e));
+    }
+    if shipped::text(spec).is_some() {
+        return Err(x_regex());
+    }
+    let path = PathBuf::from(spec);
+    if !path.exists() {
+        return Err(Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!(
+                "no shipped response template named {spec:?} and no file at that path \
+                 (shipped: {})",
+                templates::names().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    // Invalid JSON is left to the loader, which reports its line and column.
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
+        let schema_shaped = ["type", "properties", "x-regex"]
+            .iter()
+            .any(|k| value.get(k).is_some());
+        if !is_response_template(&value) && schema_shaped {
+            return Err(x_regex());
+        }
+    }
+    ResponseTemplate::from_json_str_named(&text, &path.display().to_string())
+        .map_err(|e| schema_failure(&e))
+}
+
+fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| {
+        Failure::new(
+            EXIT_PARSE_ERROR,
+            format!("cannot read the {what} file {}: {e}", path.display()),
+        )
+    })
+}
+
+fn read_tools(path: &PathBuf) -> Result<Vec<serde_json::Value>, Failure> {
+    let text = read_text_file("tools", path)?;
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            EXIT_PARSE_ERROR,
+            format!("the tools file {} is not a JSON array: {e}", path.display()),
+        )
+    })
+}
+
+/// One JSON event per line, flushed after every read; the final message last.
+fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
+    let template = load_template(&args.schema)?;
+    let prefix = match &args.prefix {
+        Some(path) => read_text_file("prefix", path)?,
+        None => String::new(),
+    };
+    let tools = match &args.tools {
+        Some(path) => read_tools(path)?,
+        None => Vec::new(),
+    };
+    let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    let mut parser = StreamParser::with_tools(&template, &prefix, &tools).map_err(parse_failure)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    for event in parser.initial_events() {
+        writeln!(out, "{}", event.to_json())?;
+    }
+    out.flush()?;
+
+    let mut stdin = io::stdin().lock();
+    let mut buf = vec![0u8; 64 * 1024];
+    // Bytes read but not yet fed: at most an incomplete UTF-8 sequence split across reads.
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(Failure::new(
+                    EXIT_PARSE_ERROR,
+                    format!("cannot read standard input: {e}"),
+                ))
+            }
+        };
+        pending.extend_from_slice(buf.get(..n).unwrap_or_default());
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(_) => pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => {
+                return Err(Failure::new(
+                    EXIT_PARSE_ERROR,
+                    format!("input is not valid UTF-8: {e}"),
+                ))
+            }
+        };
+        let text = std::str::from_utf8(pending.get(..valid).unwrap_or_default()).unwrap_or("");
+        let mut written = Ok(());
+        parser
+            .feed_with(text, |event| {
+                if written.is_ok() {
+                    written = writeln!(out, "{}", event.to_json());
+                }
+            })
+            .map_err(parse_failure)?;
+        written?;
+        out.flush()?;
+        pending.drain(..valid);
+    }
+    if !pending.is_empty() {
+        return Err(Failure::new(
+            EXIT_PARSE_ERROR,
+            "input is not valid UTF-8: it ends inside a multi-byte sequence",
+        ));
+    }
+    let (message, events) = parser.finish().map_err(parse_failure)?;
+    for event in events {
+        writeln!(out, "{}", event.to_json())?;
+    }
+    writeln!(out, "{message}")?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,11 @@ include!(concat!(env!("OUT_DIR"), "/models.rs"));
 /// A generated module's `parse_value`: one model output to the interpreter's JSON.
 pub type ParseToJson = fn(&str) -> Result<serde_json::Value, crate::ParseError>;
 
+/// A generated module's typed `parse`, with the message dropped (for benchmarks: the typed parse
+/// without the conversion to JSON).
+#[doc(hidden)]
+pub type ParseTyped = fn(&str) -> Result<(), crate::ParseError>;
+
 /// The generated parser of a shipped schema, returning JSON.
 pub fn parse_value_fn(name: &str) -> Option<ParseToJson> {
     GENERATED

@@ -1,5 +1,6 @@
 //! Code generation for `chatparse`: from a validated response schema (the IR of
-//! `chatparse-runtime`) to the Rust items of a typed, allocation-light parser.
+//! `chatparse-runtime`) to the Rust items of a typed, allocation-light parser; and, for a
+//! streaming `response_template`, a module over the runtime's stream parser ([`generate_template`]).
 //!
 //! Generation is a plain function from IR to [`TokenStream`]: the `response_parser!` macro is a
 //! thin shell over [`generate`], and tests snapshot its output without running the compiler.
@@ -12,6 +13,7 @@
 
 mod generator;
 mod names;
+mod template;
 mod types;
 
 use chatparse_runtime::Schema;
@@ -50,4 +52,29 @@ pub struct Options {
 /// ```
 pub fn generate(schema: &Schema, schema_text: &str, options: &Options) -> TokenStream {
     generator::Generator::new(options).module(schema, schema_text)
+}
+
+/// Generate the streaming module for a validated `response_template` whose JSON text is
+/// `template_text` (check it with
+/// [`ResponseTemplate::from_json_str_named`](chatparse_runtime::stream::ResponseTemplate::from_json_str_named)
+/// first: the generated code loads it with an `expect`).
+///
+/// The module has `pub const TEMPLATE: &str`, `template()`, `parse(text, prefix)`,
+/// `parse_with_tools`, `stream(prefix)` and `stream_with_tools`.
+///
+/// ```
+/// let text = r#"{"start_anchor": "A:", "fields": {"content": {}}}"#;
+/// chatparse_runtime::stream::ResponseTemplate::from_json_str(text).unwrap();
+/// let options = chatparse_codegen::Options {
+///     module: proc_macro2::Ident::new("demo", proc_macro2::Span::call_site()),
+///     visibility: quote::quote!(pub),
+///     include_path: None,
+///     source_name: "demo.json".into(),
+///     runtime: quote::quote!(::chatparse::runtime),
+/// };
+/// let tokens = chatparse_codegen::generate_template(text, &options).to_string();
+/// assert!(tokens.contains("pub fn stream"));
+/// ```
+pub fn generate_template(template_text: &str, options: &Options) -> TokenStream {
+    template::module(template_text, options)
 }

@@ -30,3 +30,25 @@ fn gpt_oss() {
 fn qwen3() {
     insta::assert_snapshot!(generated("qwen3"));
 }
+
+/// A streaming `response_template`: the template embedded, a `Lazy` load, the thin API.
+#[test]
+fn qwen3_response_template() {
+    let path = format!(
+        "{}/../response_templates/qwen3.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let source = "response_templates/qwen3.json";
+    chatparse_runtime::stream::ResponseTemplate::from_json_str_named(&text, source).unwrap();
+    let options = chatparse_codegen::Options {
+        module: Ident::new("qwen3", Span::call_site()),
+        visibility: quote!(pub),
+        include_path: Some(source.to_owned()),
+        source_name: source.to_owned(),
+        runtime: quote!(::chatparse::runtime),
+    };
+    let tokens = chatparse_codegen::generate_template(&text, &options);
+    let file: syn::File = syn::parse2(tokens).expect("generated code parses as a Rust file");
+    insta::assert_snapshot!(prettyplease::unparse(&file));
+}

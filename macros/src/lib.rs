@@ -46,6 +46,11 @@ impl Parse for Invocation {
 
 /// Generate a typed parser module from a Hugging Face response schema.
 ///
+/// When the file is a `response_template` (the streaming format: `fields`, `start_anchor`, no
+/// `type`/`properties`), the module embeds the template (`pub const TEMPLATE: &str`) and offers
+/// `parse(text, prefix)`, `stream(prefix)` (a `StreamParser<'static>`) and their `_with_tools`
+/// forms.
+///
 /// `response_parser!("schemas/gpt_oss.json")` expands to `pub mod gpt_oss { … }` (named after the
 /// file stem); `response_parser!(pub(crate) mod my_name = "path.json")` names it explicitly.
 /// Paths are relative to the invoking crate's `CARGO_MANIFEST_DIR`. A schema problem is a compile
@@ -79,25 +84,45 @@ fn expand(invocation: &Invocation) -> Result<proc_macro2::TokenStream, Vec<Strin
              invoking crate's root (the directory of its Cargo.toml)"
         )]
     })?;
-    let schema = chatparse_runtime::Schema::from_json_str_named(&text, &relative).map_err(|e| {
+    let problems = |e: chatparse_runtime::SchemaError| {
         e.problems
             .iter()
             .map(|p| format!("{relative}: {p}"))
             .collect::<Vec<_>>()
-    })?;
+    };
+    // A response_template (the streaming format) is told from an x-regex schema by its shape.
+    let is_template =
+        chatparse_runtime::serde_json::from_str::<chatparse_runtime::serde_json::Value>(&text)
+            .is_ok_and(|v| chatparse_runtime::stream::is_response_template(&v));
+    if is_template {
+        chatparse_runtime::stream::ResponseTemplate::from_json_str_named(&text, &relative)
+            .map_err(problems)?;
+        let options = options(invocation, &path, relative)?;
+        return Ok(chatparse_codegen::generate_template(&text, &options));
+    }
+    let schema =
+        chatparse_runtime::Schema::from_json_str_named(&text, &relative).map_err(problems)?;
+    let options = options(invocation, &path, relative)?;
+    Ok(chatparse_codegen::generate(&schema, &text, &options))
+}
+
+fn options(
+    invocation: &Invocation,
+    path: &Path,
+    relative: String,
+) -> Result<chatparse_codegen::Options, Vec<String>> {
     let module = match &invocation.module {
         Some(module) => module.clone(),
-        None => module_from_stem(&path, &relative)?,
+        None => module_from_stem(path, &relative)?,
     };
     let visibility = &invocation.visibility;
-    let options = chatparse_codegen::Options {
+    Ok(chatparse_codegen::Options {
         module,
         visibility: quote!(#visibility),
         include_path: Some(path.display().to_string()),
         source_name: relative,
         runtime: quote!(::chatparse::runtime),
-    };
-    Ok(chatparse_codegen::generate(&schema, &text, &options))
+    })
 }
 
 fn module_from_stem(path: &Path, relative: &str) -> Result<Ident, Vec<String>> {

@@ -40,6 +40,20 @@ def add(p, hs, t=None):
         sub = r.sub(tt, h)
         ok_cases.append("    Case { pattern: %s, hay: %s, search: %s, finditer: %s, template: %s, sub: %s }," % (lit(p), lit(h), s, f, lit(tt), lit(sub)))
 
+# substring-search fast path (literal.rs): literal opener, DOTALL .*? / .* body, literal/$ closers
+LITERAL_SHAPES = [
+    r"<a>(.*?)(?:</a>|<b>|$)", r"<a>(.*?)(?:</a>|<b>)", r"<a>(.*?)</a>", r"<a>(.*)", r"<a>(.*)</a>",
+    r"<a>(.*)(?:</a>|<b>)", r"^<a>(.*?)(?:</a>.*)?$", r"^functools(.*)$", r"(<a>.*?(?:</a>|$))",
+    r"((?:<a>|<b>).*?(?:</b>|</a>|$))", r"(<a>.*?)(?:</a>|$)", r"<a>(.*?)$", r"<a>(.*?)\Z", r"<a>.*?</a>",
+    r"(<a>)(.*?)(</a>)", r"<a>(.*?)(?:</a>|</a>x|$)", r"(?:<a>|<aa>)(.*?)(?:x|$)", r"^<a>(.*?)</a>",
+    r"<a>(.*?)(?:$|</a>)", r"<a>((.*?))(?:</a>|$)", r"<\|tool_call_begin\|>(.*?)(?:<\|tool_call_end\|>|<\|tool_calls_section_end\|>|$)",
+    r"é(.*?)(?:ü|$)",
+]
+for p in LITERAL_SHAPES:
+    add(p, ["", "<a>", "<a>\n", "x<a>y</a>z", "<a>1</a><a>2</a>\n", "<a>1<b>2</a>", "<a>open\n", "</a><a>",
+            "<b>x</b><a>y", "<aa>1x<a>2", "pre<a>mid</a>x</a>\n", "<a><a></a></a>", "<a>é</a>ü\n", "éaüé\n",
+            "<|tool_call_begin|>a<|tool_call_end|><|tool_call_begin|>b<|tool_calls_section_end|>",
+            "functools[1]\n", "functools\n\n", "<a>x</a>\n\n"], r"[\g<0>]")
 # $ before a final newline
 for p in [r"(.*?)(?:<\|end\|>|$)", r"$", r"a$", r"(a$)", r"(?:a$|b)", r"(a|b$)?", r"^(.*)$", r"\n$", r"(?:x$)??", r"$\Z", r"a$\n", r"(?m)$", r"(?m)^", r"(?m)^.*$", r"\Z", r"(?P<c>.*?)\s*$", r"$|a", r"$(?=\n)"]:
     add(p, ["", "hi\n", "hi\n\n", "x<|end|>y\n", "a\n"], "-")

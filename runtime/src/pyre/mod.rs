@@ -37,9 +37,11 @@
 
 mod ast;
 mod emit;
+mod literal;
 mod matcher;
 mod parse;
 mod pyutil;
+mod spans;
 mod template;
 #[cfg(test)]
 mod tests;
@@ -49,7 +51,9 @@ use once_cell::sync::OnceCell;
 pub use emit::DollarFixup;
 pub use matcher::FANCY_BACKTRACK_LIMIT;
 
-use matcher::{Compiled, Slots};
+use literal::{LiteralPlan, ScanCache};
+use matcher::Compiled;
+use spans::Spans;
 
 /// Which Rust engine runs a translated pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,6 +161,11 @@ pub struct PyRegex {
     translation: Translation,
     ast: ast::Ast,
     main: Compiled,
+    /// Substring searches instead of `main`, when the pattern has the shape `literal.rs` knows.
+    literal: Option<LiteralPlan>,
+    /// The literal every match starts with, when there is one (`regex` engine only): candidates
+    /// are found with `memmem` and `main` runs anchored there.
+    prefix: Option<memchr::memmem::Finder<'static>>,
     /// `(?:P)(?!\G)` on fancy-regex, for the search after an empty match; built on first use.
     not_empty_at_start: OnceCell<Result<Compiled, RegexError>>,
     backtrack_limit: usize,
@@ -167,7 +176,7 @@ pub struct PyRegex {
 pub struct Captures<'h> {
     hay: &'h str,
     /// Python numbering: `spans[0]` is the whole match.
-    spans: Vec<Option<(usize, usize)>>,
+    spans: Spans,
 }
 
 impl<'h> Captures<'h> {
@@ -179,7 +188,7 @@ impl<'h> Captures<'h> {
 
     /// Group `i`'s byte offsets in the haystack.
     pub fn span(&self, i: usize) -> Option<(usize, usize)> {
-        self.spans.get(i).copied().flatten()
+        self.spans.get(i)
     }
 
     /// Byte offset where the match starts.
@@ -204,7 +213,7 @@ impl<'h> Captures<'h> {
 
     /// Always `false`: group 0 is always present.
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.spans.len() == 0
     }
 }
 
@@ -238,6 +247,8 @@ pub struct FindIter<'r, 'h> {
     /// The previous match was empty at `pos`: the next one may not be empty there.
     must_advance: bool,
     done: bool,
+    /// Literal positions already found, so successive matches never rescan text.
+    cache: ScanCache,
 }
 
 impl<'h> Iterator for FindIter<'_, 'h> {
@@ -250,7 +261,7 @@ impl<'h> Iterator for FindIter<'_, 'h> {
         let found = if self.must_advance {
             self.regex.search_not_empty_at(self.hay, self.pos)
         } else {
-            self.regex.search_at(self.hay, self.pos)
+            self.regex.search_at(self.hay, self.pos, &mut self.cache)
         };
         match found {
             Ok(Some(caps)) => {
@@ -291,14 +302,47 @@ impl PyRegex {
             translation.engine,
             backtrack_limit,
         )?;
+        let literal = if translation.can_match_empty {
+            None
+        } else {
+            LiteralPlan::new(&ast.root, ast.group_count())
+        };
+        let prefix = match (&literal, translation.engine) {
+            (None, Engine::Regex) => literal::required_prefix(&ast.root)
+                .filter(|p| p.len() >= 3)
+                .map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()),
+            _ => None,
+        };
         Ok(PyRegex {
             pattern: python_pattern.to_string(),
             translation,
             ast,
             main,
+            literal,
+            prefix,
             not_empty_at_start: OnceCell::new(),
             backtrack_limit,
         })
+    }
+
+    /// Runs every search on the regex engine, never on substring searches (see
+    /// [`crate::Schema::disable_fast_paths`]).
+    #[doc(hidden)]
+    pub fn disable_fast_paths(&mut self) {
+        self.literal = None;
+        self.prefix = None;
+    }
+
+    /// Whether searches run as substring searches instead of on a regex engine (the pattern is a
+    /// literal opener, a DOTALL `.*?`/`.*` body and literal/`$` closers).
+    ///
+    /// ```
+    /// use chatparse_runtime::pyre::PyRegex;
+    /// assert!(PyRegex::new(r"<think>(.*?)(?:</think>|$)").unwrap().uses_substring_search());
+    /// assert!(!PyRegex::new(r"<think>\s*(.*?)</think>").unwrap().uses_substring_search());
+    /// ```
+    pub fn uses_substring_search(&self) -> bool {
+        self.literal.is_some()
     }
 
     /// The Python pattern this was built from.
@@ -374,7 +418,7 @@ impl PyRegex {
 
     /// `re.search(pattern, hay, re.DOTALL)`.
     pub fn search<'h>(&self, hay: &'h str) -> Result<Option<Captures<'h>>, MatchError> {
-        self.search_at(hay, 0)
+        self.search_at(hay, 0, &mut ScanCache::default())
     }
 
     /// `re.finditer(pattern, hay, re.DOTALL)`, Python 3.7+ empty-match rules.
@@ -385,6 +429,7 @@ impl PyRegex {
             pos: 0,
             must_advance: false,
             done: false,
+            cache: ScanCache::default(),
         }
     }
 
@@ -405,11 +450,47 @@ impl PyRegex {
 
     /// The first match starting at or after byte `pos` (Python's `pattern.search(hay, pos)`
     /// for char-boundary `pos`).
-    fn search_at<'h>(&self, hay: &'h str, pos: usize) -> Result<Option<Captures<'h>>, MatchError> {
+    fn search_at<'h>(
+        &self,
+        hay: &'h str,
+        pos: usize,
+        cache: &mut ScanCache,
+    ) -> Result<Option<Captures<'h>>, MatchError> {
+        if let Some(plan) = &self.literal {
+            return Ok(plan
+                .search(hay, pos, cache)
+                .map(|spans| Captures { hay, spans }));
+        }
+        if let Some(prefix) = &self.prefix {
+            return Ok(self
+                .prefixed_search(prefix, hay, pos)
+                .map(|raw| self.python_captures(hay, &raw)));
+        }
         let Some(raw) = self.main.captures_at(hay, pos)? else {
             return Ok(None);
         };
         Ok(Some(self.python_captures(hay, &raw)))
+    }
+
+    /// Every match starts with the literal `prefix`: its occurrences, in order, are the only
+    /// possible starts, and the first one where an anchored search succeeds is the leftmost
+    /// match (with the same groups, since an anchored search prefers exactly as an unanchored one
+    /// does at that start). This spares the regex engine's reverse scans from an inner literal
+    /// back over long text (`to=functions\.[^<]*?<\|message\|>` after a 64 KB reasoning trace).
+    fn prefixed_search(
+        &self,
+        prefix: &memchr::memmem::Finder<'_>,
+        hay: &str,
+        pos: usize,
+    ) -> Option<Spans> {
+        let mut from = pos;
+        loop {
+            let at = from + prefix.find(hay.as_bytes().get(from..)?)?;
+            if let Some(found) = self.main.captures_anchored_at(hay, at)? {
+                return Some(found);
+            }
+            from = at + 1;
+        }
     }
 
     /// Like [`Self::search_at`], but a match may not be empty at `pos` itself (sre's
@@ -420,7 +501,7 @@ impl PyRegex {
         pos: usize,
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if !self.translation.can_match_empty {
-            return self.search_at(hay, pos);
+            return self.search_at(hay, pos, &mut ScanCache::default());
         }
         let compiled = self.not_empty_at_start.get_or_init(|| {
             let emitted = emit::emit(&self.ast, Engine::Fancy);
@@ -437,22 +518,22 @@ impl PyRegex {
             return Ok(None);
         };
         // The fancy form has no hidden groups: Rust numbering is Python's.
-        let spans = (0..=self.group_count())
-            .map(|i| raw.get(i).copied().flatten())
-            .collect();
+        let mut spans = Spans::new(self.group_count() + 1);
+        for i in 0..spans.len() {
+            spans.set(i, raw.get(i));
+        }
         Ok(Some(Captures { hay, spans }))
     }
 
     /// Maps Rust slots to Python groups and undoes the consumed newline of a tail `$`.
-    fn python_captures<'h>(&self, hay: &'h str, raw: &Slots) -> Captures<'h> {
+    fn python_captures<'h>(&self, hay: &'h str, raw: &Spans) -> Captures<'h> {
         let t = &self.translation;
-        let mut spans: Vec<Option<(usize, usize)>> = t
-            .group_map
-            .iter()
-            .map(|&r| raw.get(r).copied().flatten())
-            .collect();
+        let mut spans = Spans::new(t.group_map.len());
+        for (python, &rust) in t.group_map.iter().enumerate() {
+            spans.set(python, raw.get(rust));
+        }
         for fix in &t.dollar_fixups {
-            if let Some(Some((s, e))) = raw.get(fix.rust_group) {
+            if let Some((s, e)) = raw.get(fix.rust_group) {
                 if e > s {
                     for &g in std::iter::once(&0).chain(&fix.python_groups) {
                         if let Some(Some((gs, ge))) = spans.get_mut(g) {

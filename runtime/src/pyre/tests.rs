@@ -409,3 +409,80 @@ fn send_sync_static() {
         Some("x")
     );
 }
+
+/// The crosscheck table's fast-path block (`LITERAL_SHAPES` in gen_crosscheck.py) really runs on
+/// substring searches, and shapes outside it keep the regex engine; the table then proves the
+/// substring path equal to Python, and this compares it with the regex path on more inputs.
+#[test]
+fn substring_search_shapes() {
+    let fast = [
+        r"<a>(.*?)(?:</a>|<b>|$)",
+        r"<a>(.*?)(?:</a>|<b>)",
+        r"<a>(.*?)</a>",
+        r"<a>(.*)",
+        r"<a>(.*)</a>",
+        r"<a>(.*)(?:</a>|<b>)",
+        r"^<a>(.*?)(?:</a>.*)?$",
+        r"^functools(.*)$",
+        r"(<a>.*?(?:</a>|$))",
+        r"((?:<a>|<b>).*?(?:</b>|</a>|$))",
+        r"(<a>.*?)(?:</a>|$)",
+        r"<a>(.*?)$",
+        r"<a>(.*?)\Z",
+        r"<a>.*?</a>",
+        r"(<a>)(.*?)(</a>)",
+        r"<a>(.*?)(?:</a>|</a>x|$)",
+        r"(?:<a>|<aa>)(.*?)(?:x|$)",
+        r"^<a>(.*?)</a>",
+        r"<a>(.*?)(?:$|</a>)",
+        r"<a>((.*?))(?:</a>|$)",
+        r"é(.*?)(?:ü|$)",
+    ];
+    let slow = [
+        r"<a>\s*(.*?)</a>",
+        r"(?i)<a>(.*?)</a>",
+        r"<a>(.*?)(</a>|$)x",
+        r"(?:<a>|<b>)(.*?)</a>",
+        r"<a>(.+?)</a>",
+        r"<a>(?-s:.*?)</a>",
+        r"<a>(.*?)(?:</a>)?$",
+        r"(.*?)</a>",
+        r"<a>(.*?)</a>(.*)",
+    ];
+    for p in fast {
+        assert!(
+            re(p).uses_substring_search(),
+            "{p} should use substring search"
+        );
+    }
+    for p in slow {
+        assert!(
+            !re(p).uses_substring_search(),
+            "{p} should keep the regex engine"
+        );
+    }
+    let hays = [
+        "",
+        "<a>",
+        "<a>\n",
+        "x<a>y</a>z",
+        "<a>1</a><a>2</a>\n",
+        "<a>1<b>2</a>",
+        "</a><a>",
+        "<b>x</b><a>y",
+        "<aa>1x<a>2",
+        "<a><a></a></a>\n\n",
+        "é<a>é</a>ü\n",
+        "<a>x</a>x</a>",
+    ];
+    for p in fast {
+        let fast_re = re(p);
+        let mut slow_re = re(p);
+        slow_re.disable_fast_paths();
+        for h in hays {
+            let a: Vec<Spans> = fast_re.find_iter(h).map(|m| spans(&m.unwrap())).collect();
+            let b: Vec<Spans> = slow_re.find_iter(h).map(|m| spans(&m.unwrap())).collect();
+            assert_eq!(a, b, "{p} on {h:?}");
+        }
+    }
+}

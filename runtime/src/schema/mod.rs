@@ -115,6 +115,36 @@ impl Schema {
     pub fn as_value(&self) -> &Value {
         &self.value
     }
+
+    /// Turns off the substring-search fast paths of every pattern, so that all of them run on
+    /// the regex engines with captures: the "naive port" the benchmarks compare against, and a
+    /// cross-check that the fast paths change nothing.
+    #[doc(hidden)]
+    pub fn disable_fast_paths(&mut self) {
+        fn walk(node: &mut Node) {
+            for sub in &mut node.substitutions {
+                sub.pattern.regex.disable_fast_paths();
+            }
+            for pattern in [&mut node.regex, &mut node.iterator, &mut node.key_value]
+                .into_iter()
+                .flatten()
+            {
+                pattern.regex.disable_fast_paths();
+            }
+            for property in node.properties.iter_mut().flatten() {
+                walk(&mut property.node);
+            }
+            if let Additional::Schema(node) = &mut node.additional {
+                walk(node);
+            }
+            match &mut node.items {
+                Items::None => {}
+                Items::Each(node) => walk(node),
+                Items::Prefix(nodes) => nodes.iter_mut().for_each(walk),
+            }
+        }
+        walk(&mut self.root);
+    }
 }
 
 /// The `type` of a schema node.

@@ -22,6 +22,7 @@
 
 use regex_syntax::hir::{Hir, HirKind, Look, Repetition};
 
+use super::fast::{first_bytes, literal_prefixes, required_bytes, ByteSet, DelimFacts};
 use crate::pyre::{PyRegex, Translation};
 
 /// Compiled-program size limit (as `pyre` uses for its own engines).
@@ -56,6 +57,7 @@ pub(crate) struct Literals {
     pub can_extend: bool,
     /// A searcher per literal of `ordered`.
     finders: Vec<memchr::memmem::Finder<'static>>,
+    facts: DelimFacts,
 }
 
 impl Literals {
@@ -75,10 +77,12 @@ impl Literals {
             .iter()
             .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
             .collect();
+        let facts = literal_facts(&ordered);
         Literals {
             ordered,
             can_extend,
             finders,
+            facts,
         }
     }
 
@@ -114,7 +118,8 @@ impl Literals {
         if !partial {
             return Search::None;
         }
-        let longest = self.ordered.first().map_or(0, String::len);
+        // In bytes: a literal with fewer chars than another can still have more bytes.
+        let longest = self.ordered.iter().map(String::len).max().unwrap_or(0);
         let from = hay.len().saturating_sub(longest.saturating_sub(1)).max(pos);
         let mut p = from;
         while p < hay.len() {
@@ -128,6 +133,11 @@ impl Literals {
         Search::None
     }
 
+    /// What the feed fast path needs: first bytes, required bytes, partial-match language.
+    pub(crate) fn facts(&self) -> &DelimFacts {
+        &self.facts
+    }
+
     /// `re.finditer` over the alternation: the end of the last non-overlapping match.
     pub(crate) fn last_match_end(&self, hay: &str) -> Option<usize> {
         let mut pos = 0;
@@ -137,6 +147,22 @@ impl Literals {
             pos = end;
         }
         last
+    }
+}
+
+fn literal_facts(literals: &[String]) -> DelimFacts {
+    let mut first = Some(ByteSet::default());
+    for lit in literals {
+        match (lit.as_bytes().first(), first.as_mut()) {
+            (Some(&b), Some(set)) => set.insert(b),
+            _ => first = None,
+        }
+    }
+    DelimFacts {
+        first,
+        // Every literal contains its own first byte.
+        required: first,
+        partial: literal_prefixes(literals),
     }
 }
 
@@ -163,6 +189,7 @@ pub(crate) struct Pattern {
     full: regex::Regex,
     partial: regex::Regex,
     translation: Translation,
+    facts: DelimFacts,
 }
 
 impl Pattern {
@@ -193,6 +220,12 @@ impl Pattern {
             message: "the pattern contains a byte-level literal that is not UTF-8".to_owned(),
             fix: "use Unicode text in the pattern".to_owned(),
         })?;
+        let (first, nullable) = first_bytes(&hir);
+        let facts = DelimFacts {
+            first: (!nullable).then_some(first),
+            required: required_bytes(&hir),
+            partial: q.clone(),
+        };
         let partial_hir = Hir::concat(vec![q, Hir::look(Look::End)]);
         let build = |pattern: &str| {
             regex::RegexBuilder::new(pattern)
@@ -208,7 +241,13 @@ impl Pattern {
             full,
             partial,
             translation,
+            facts,
         })
+    }
+
+    /// What the feed fast path needs: first bytes, required bytes, partial-match language.
+    pub(crate) fn facts(&self) -> &DelimFacts {
+        &self.facts
     }
 
     /// `pattern.search(hay, pos)` (Python semantics: text before `pos` is context for
@@ -217,9 +256,15 @@ impl Pattern {
         if pos > hay.len() {
             return Search::None;
         }
-        let mut locs = self.full.capture_locations();
-        if self.full.captures_read_at(&mut locs, hay, pos).is_some() {
-            return Search::Full(self.python_found(hay, &locs));
+        let rest = hay.as_bytes().get(pos..).unwrap_or_default();
+        // A complete match contains one of the required bytes: skip the regex without one.
+        let may_match = self.facts.required.is_none_or(|r| r.any_in(rest));
+        // Find first, and pay for capture slots only when there is a match.
+        if may_match && self.full.find_at(hay, pos).is_some() {
+            let mut locs = self.full.capture_locations();
+            if self.full.captures_read_at(&mut locs, hay, pos).is_some() {
+                return Search::Full(self.python_found(hay, &locs));
+            }
         }
         if !partial {
             return Search::None;

@@ -47,6 +47,7 @@
 mod content;
 mod delim;
 mod events;
+mod fast;
 mod parser;
 mod template;
 

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::content::{process_field, py_type, ToolParams};
 use super::delim::{Found, Search};
 use super::events::Event;
+use super::fast::Verdict;
 use super::template::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
 
@@ -16,6 +17,19 @@ enum Raw {
     Open(usize),
     Chunk(usize, usize, usize),
     Close(usize, Value),
+}
+
+/// What a fast-path feed routed.
+#[derive(Debug, Clone, Copy)]
+enum Routed {
+    Nothing,
+    /// `buffer[a..b]` went to `field`, which opened with it when `opened`.
+    Chunk {
+        field: usize,
+        opened: bool,
+        a: usize,
+        b: usize,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +99,8 @@ pub struct StreamParser<'t> {
     cache: Vec<Option<Cached>>,
     /// The raw events of the current `feed`, kept to reuse its allocation.
     scratch: Vec<Raw>,
+    /// The fast path's DFA caches, one per state filter (made on first use).
+    dfa_caches: Vec<Option<regex_automata::hybrid::dfa::Cache>>,
 }
 
 impl<'t> StreamParser<'t> {
@@ -124,6 +140,7 @@ impl<'t> StreamParser<'t> {
             failed: false,
             cache: vec![None; template.fields.len() * 2],
             scratch: Vec::new(),
+            dfa_caches: Vec::new(),
         };
         if !prefix.is_empty() {
             let truncated = template.truncate_past_last_anchor(prefix);
@@ -145,21 +162,104 @@ impl<'t> StreamParser<'t> {
     /// Feeds the next chunk of model output; returns the events it completes. Text that may be
     /// the start of a delimiter is held back until a later chunk (or [`StreamParser::finish`])
     /// decides it. After an error the parser is spent: every later call fails.
+    ///
+    /// This allocates the returned `Vec` (when there are events); [`StreamParser::feed_with`]
+    /// hands the same events to a callback without allocating.
     pub fn feed(&mut self, chunk: &str) -> Result<Vec<Event<'_>>, ParseError> {
+        if let Some(routed) = self.advance(chunk)? {
+            let mut events = Vec::new();
+            self.emit_routed(routed, |e| events.push(e));
+            return Ok(events);
+        }
+        let (buffer, template) = (&self.buffer, self.template);
+        Ok(self
+            .scratch
+            .drain(..)
+            .map(|r| event_into(buffer, template, r))
+            .collect())
+    }
+
+    /// [`StreamParser::feed`] without the `Vec`: each event goes to `on_event` as it is
+    /// produced (its text borrows the parser's buffer for the call). The per-feed path does not
+    /// allocate unless a region closes (its value is built) or the buffer grows.
+    ///
+    /// ```
+    /// use chatparse_runtime::stream::{Event, ResponseTemplate, StreamParser};
+    /// let t = ResponseTemplate::from_json_str(r#"{"start_anchor": "A:", "fields": {
+    ///     "reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {}}}"#)?;
+    /// let mut parser = StreamParser::new(&t, "")?;
+    /// let mut reasoning = String::new();
+    /// for chunk in ["<think>Let", " me se", "e.</th", "ink>Yes."] {
+    ///     parser.feed_with(chunk, |event| {
+    ///         if let Event::RegionChunk { field: "reasoning_content", text, .. } = event {
+    ///             reasoning.push_str(&text);
+    ///         }
+    ///     })?;
+    /// }
+    /// assert_eq!(reasoning, "Let me see.");
+    /// assert_eq!(parser.finish()?.0["content"], "Yes.");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn feed_with(
+        &mut self,
+        chunk: &str,
+        mut on_event: impl FnMut(Event<'_>),
+    ) -> Result<(), ParseError> {
+        if let Some(routed) = self.advance(chunk)? {
+            self.emit_routed(routed, on_event);
+            return Ok(());
+        }
+        let (buffer, template) = (&self.buffer, self.template);
+        for r in self.scratch.drain(..) {
+            on_event(event_into(buffer, template, r));
+        }
+        Ok(())
+    }
+
+    /// The events of a fast-path feed.
+    fn emit_routed<'s>(&'s self, routed: Routed, mut on_event: impl FnMut(Event<'s>)) {
+        let Routed::Chunk {
+            field,
+            opened,
+            a,
+            b,
+        } = routed
+        else {
+            return;
+        };
+        let template = self.template;
+        if opened {
+            on_event(Event::RegionOpen {
+                field: name_of(template, field),
+            });
+        }
+        on_event(Event::RegionChunk {
+            field: name_of(template, field),
+            text: Cow::Borrowed(self.buffer.get(a..b).unwrap_or("")),
+            dirty: dirty(template, field),
+        });
+    }
+
+    /// Appends `chunk` and runs the state machine. The fast path returns what it routed;
+    /// otherwise the raw events are left in `scratch`.
+    fn advance(&mut self, chunk: &str) -> Result<Option<Routed>, ParseError> {
         if self.failed {
             return Err(ParseError::new("", ParseErrorKind::StreamPoisoned));
         }
         self.buffer.push_str(chunk);
+        if let Some(routed) = self.fast_route() {
+            return Ok(Some(routed));
+        }
         let mut raw = std::mem::take(&mut self.scratch);
         raw.clear();
-        if let Err(e) = self.process(&mut raw, false) {
+        let result = self.process(&mut raw, false);
+        self.scratch = raw;
+        if let Err(e) = result {
             self.failed = true;
+            self.scratch.clear();
             return Err(e);
         }
-        let (buffer, template) = (&self.buffer, self.template);
-        let events = raw.iter().map(|r| event_of(buffer, template, r)).collect();
-        self.scratch = raw;
-        Ok(events)
+        Ok(None)
     }
 
     /// Ends the stream: flushes held-back text, closes the open region, checks required fields,
@@ -211,6 +311,43 @@ impl<'t> StreamParser<'t> {
 
     fn event(&self, raw: &Raw) -> Event<'_> {
         event_of(&self.buffer, self.template, raw)
+    }
+
+    /// The fast path: when the current state's filter proves that no watched delimiter matches
+    /// in the unrouted text, route it (up to where a partial match starts) without the full
+    /// search, exactly as `process` would (see `accumulate`). `None`: run `process`.
+    fn fast_route(&mut self) -> Option<Routed> {
+        let template = self.template;
+        let state = self
+            .current
+            .filter(|&c| Some(c) != template.implicit)
+            .unwrap_or(template.fields.len());
+        let filter = template.filters.get(state)?.as_ref()?;
+        if self.dfa_caches.len() <= state {
+            self.dfa_caches.resize_with(template.filters.len(), || None);
+        }
+        let cache = self.dfa_caches.get_mut(state)?;
+        let Verdict::Route { hold } = filter.verdict(&self.buffer, self.pos, cache) else {
+            return None;
+        };
+        let a = self.pos;
+        if hold <= a {
+            return Some(Routed::Nothing);
+        }
+        self.pos = hold;
+        // `accumulate(a, hold)`.
+        let Some(field) = self.current else {
+            return Some(Routed::Nothing);
+        };
+        let opened = !self.opened;
+        self.opened = true;
+        self.body_end = hold;
+        Some(Routed::Chunk {
+            field,
+            opened,
+            a,
+            b: hold,
+        })
     }
 
     /// `_process`.
@@ -508,6 +645,17 @@ fn event_of<'a>(buffer: &'a str, template: &'a ResponseTemplate, raw: &Raw) -> E
             field: name_of(template, *f),
             value: value.clone(),
         },
+    }
+}
+
+/// [`event_of`], moving the value out of the raw event.
+fn event_into<'a>(buffer: &'a str, template: &'a ResponseTemplate, raw: Raw) -> Event<'a> {
+    match raw {
+        Raw::Close(f, value) => Event::RegionClose {
+            field: name_of(template, f),
+            value,
+        },
+        other => event_of(buffer, template, &other),
     }
 }
 

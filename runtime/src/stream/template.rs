@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::delim::{Literals, Pattern};
+use super::fast::{DelimFacts, StateFilter};
 use crate::error::{SchemaError, SchemaProblem};
 use crate::pyre::PyRegex;
 use crate::schema::escape_pointer_token;
@@ -26,6 +27,9 @@ pub struct ResponseTemplate {
     /// The field without `open`/`open_pattern` (the leftover sink), if any.
     pub(crate) implicit: Option<usize>,
     pub(crate) start_anchor: Anchor,
+    /// The feed fast path's tests per parser state: index `i` inside explicit field `i`, index
+    /// `fields.len()` in the implicit state (see [`super::fast`]).
+    pub(crate) filters: Vec<Option<StateFilter>>,
     value: Value,
     source_name: String,
 }
@@ -43,6 +47,34 @@ pub(crate) enum Anchor {
 pub(crate) enum Delim {
     Literals(Literals),
     Pattern(Box<Pattern>),
+}
+
+impl Delim {
+    fn facts(&self) -> &DelimFacts {
+        match self {
+            Delim::Literals(l) => l.facts(),
+            Delim::Pattern(p) => p.facts(),
+        }
+    }
+}
+
+/// The fast-path filters of every parser state: each explicit field watches its close; the
+/// implicit state watches every open and the implicit field's close.
+fn state_filters(fields: &[Field], implicit: Option<usize>) -> Vec<Option<StateFilter>> {
+    let mut filters: Vec<Option<StateFilter>> = fields
+        .iter()
+        .map(|f| StateFilter::new(f.close.as_ref().map(Delim::facts)))
+        .collect();
+    let implicit_close = implicit
+        .and_then(|i| fields.get(i))
+        .and_then(|f| f.close.as_ref());
+    let watched = fields
+        .iter()
+        .filter_map(|f| f.open.as_ref())
+        .chain(implicit_close)
+        .map(Delim::facts);
+    filters.push(StateFilter::new(watched));
+    filters
 }
 
 /// One field (region) of the template.
@@ -231,6 +263,7 @@ impl ResponseTemplate {
             Some((defaults, fields, implicit, start_anchor)) if loader.problems.is_empty() => {
                 Ok(ResponseTemplate {
                     defaults,
+                    filters: state_filters(&fields, implicit),
                     fields,
                     implicit,
                     start_anchor,

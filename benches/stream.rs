@@ -1,0 +1,176 @@
+//! Streaming cost: a ~64 KB model output parsed in one shot vs fed in 4-byte and 64-byte chunks,
+//! for every shipped `response_template` (issue 6: 4-byte chunks must cost ≤ 3× the one-shot
+//! parse).
+//!
+//! The inputs are corpus cases (`tests/streaming/expected/<template>.json`, case `tool_call`)
+//! padded to ~64 KB, once in the reasoning (a literal-delimited region) and once in the answer
+//! (the implicit `content` region, whose close is a pattern for the Qwen templates).
+//! `cargo bench --bench stream`; every group prints the three timings, and the ratios are their
+//! quotients.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chatparse::runtime::stream::{Event, ResponseTemplate, StreamParser};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use serde_json::Value;
+
+const TEMPLATES: &[&str] = &["qwen3", "qwen3_5", "gemma4"];
+const TARGET: usize = 64 * 1024;
+
+struct Input {
+    name: String,
+    template: ResponseTemplate,
+    prefix: String,
+    tools: Vec<Value>,
+    text: String,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read_json(path: PathBuf) -> Value {
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// ASCII filler of `len` bytes (whole sentences, then spaces).
+fn filler(len: usize) -> String {
+    let mut s = String::with_capacity(len);
+    let mut i = 0;
+    loop {
+        let sentence = format!("Step {i}: consider the weather in city number {i}. ");
+        if s.len() + sentence.len() > len {
+            break;
+        }
+        s.push_str(&sentence);
+        i += 1;
+    }
+    while s.len() < len {
+        s.push(' ');
+    }
+    s
+}
+
+fn inputs() -> Vec<Input> {
+    let mut out = Vec::new();
+    for name in TEMPLATES {
+        let text = std::fs::read_to_string(root().join(format!("response_templates/{name}.json")))
+            .expect("shipped template");
+        let doc = read_json(root().join(format!("tests/streaming/expected/{name}.json")));
+        let case = doc["cases"]
+            .as_array()
+            .and_then(|cases| cases.iter().find(|c| c["name"] == "tool_call"))
+            .expect("a tool_call case");
+        let input = case["input"].as_str().expect("input");
+        let prefix = case["prefix"].as_str().expect("prefix").to_owned();
+        let tools = case["tools"].as_array().cloned().unwrap_or_default();
+        // Reasoning: pad before the reasoning close delimiter.
+        let close = if *name == "gemma4" {
+            "<channel|>"
+        } else {
+            "</think>"
+        };
+        let at = input.find(close).expect("reasoning close");
+        let pad = filler(TARGET - input.len());
+        let reasoning = format!("{}{pad}{}", &input[..at], &input[at..]);
+        // Content: an answer of the same size before the first tool call.
+        let call = if *name == "gemma4" {
+            "<|tool_call>"
+        } else {
+            "\n<tool_call>"
+        };
+        let at = input.find(call).expect("tool call");
+        let content = format!("{}{pad}{}", &input[..at], &input[at..]);
+        for (region, text_in) in [("reasoning", reasoning), ("content", content)] {
+            out.push(Input {
+                name: format!("{name}/{region}"),
+                template: ResponseTemplate::from_json_str(&text).expect("valid template"),
+                prefix: prefix.clone(),
+                tools: tools.clone(),
+                text: text_in,
+            });
+        }
+    }
+    out
+}
+
+/// Splits at most `size` bytes at a time, at char boundaries.
+fn chunks(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end == at {
+            end = at + text[at..].chars().next().map_or(1, char::len_utf8);
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+fn stream(input: &Input, pieces: &[&str]) -> usize {
+    let mut parser = StreamParser::with_tools(&input.template, &input.prefix, &input.tools)
+        .expect("prefix parses");
+    let mut n = 0usize;
+    let mut count = |e: Event<'_>| {
+        black_box(&e);
+        n += 1;
+    };
+    for piece in pieces {
+        parser.feed_with(piece, &mut count).expect("feeds");
+    }
+    let (message, events) = parser.finish().expect("finishes");
+    black_box(message);
+    n + events.len()
+}
+
+fn bench(c: &mut Criterion) {
+    for input in inputs() {
+        // The streamed message must be the one-shot one.
+        let one_shot = input
+            .template
+            .parse_with_tools(&input.text, &input.prefix, &input.tools)
+            .expect("parses");
+        let mut parser =
+            StreamParser::with_tools(&input.template, &input.prefix, &input.tools).unwrap();
+        for piece in chunks(&input.text, 4) {
+            parser.feed(piece).unwrap();
+        }
+        assert_eq!(parser.finish().unwrap().0, one_shot, "{}", input.name);
+
+        let mut group = c.benchmark_group(format!("stream/{}", input.name));
+        group.throughput(Throughput::Bytes(input.text.len() as u64));
+        group.bench_function("one_shot", |b| {
+            b.iter(|| {
+                input
+                    .template
+                    .parse_with_tools(black_box(&input.text), &input.prefix, &input.tools)
+                    .expect("parses")
+            })
+        });
+        for size in [4, 64] {
+            let pieces = chunks(&input.text, size);
+            group.bench_function(format!("chunks_{size}"), |b| {
+                b.iter(|| stream(&input, black_box(&pieces)))
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20);
+    targets = bench
+}
+criterion_main!(benches);

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Writes the README's performance tables from the last benchmark run.
+
+Reads criterion's estimates (target/criterion/<group>/<engine>/new/estimates.json, the median)
+and, when present, target/bench-inputs/reference.json (scripts/reference/bench.py), and replaces
+the text between `<!-- bench:begin -->` and `<!-- bench:end -->` in README.md.
+Run through scripts/bench.sh.
+"""
+import json
+import pathlib
+import statistics
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CRITERION = ROOT / "target" / "criterion"
+INPUTS = ROOT / "target" / "bench-inputs"
+SIZES = ["200B", "4KB", "64KB", "1MB"]
+ENGINES = ["floor", "generated", "interpreter", "naive"]
+
+
+def median_ns(group, function):
+    path = CRITERION / group / function / "new" / "estimates.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())["median"]["point_estimate"]
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "–"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e6:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns / 1e6:.2f} ms"
+
+
+def fmt_ratio(r):
+    return "–" if r is None else (f"{r:.1f}×" if r < 100 else f"{r:.0f}×")
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def main():
+    reference = {}
+    ref_path = INPUTS / "reference.json"
+    if ref_path.exists():
+        reference = json.loads(ref_path.read_text())
+    names = sorted(p.stem for p in (ROOT / "schemas").glob("*.json"))
+    lines = [
+        "| schema | size | bytes | floor | generated | interpreter | naive | Python | generated / floor "
+        "| interpreter / generated | naive / generated | Python / interpreter |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    interp_over_gen = []
+    long_gen_over_floor = {}
+    for name in names:
+        for size in SIZES:
+            group = f"{name}.{size}"
+            t = {e: median_ns(group, e) for e in ENGINES}
+            if t["generated"] is None:
+                continue
+            path = INPUTS / f"{group}.txt"
+            nbytes = path.stat().st_size if path.exists() else 0
+            py = reference.get(name, {}).get(size)
+            py_ns = py * 1e9 if py is not None else None
+            g_f = ratio(t["generated"], t["floor"])
+            i_g = ratio(t["interpreter"], t["generated"])
+            if i_g is not None:
+                interp_over_gen.append(i_g)
+            if size == "64KB":
+                long_gen_over_floor[name] = g_f
+            lines.append(
+                f"| {name} | {size} | {nbytes} | {fmt_time(t['floor'])} | {fmt_time(t['generated'])} "
+                f"| {fmt_time(t['interpreter'])} | {fmt_time(t['naive'])} | {fmt_time(py_ns)} "
+                f"| {fmt_ratio(g_f)} | {fmt_ratio(i_g)} | {fmt_ratio(ratio(t['naive'], t['generated']))} "
+                f"| {fmt_ratio(ratio(py_ns, t['interpreter']))} |"
+            )
+
+    met = sorted(n for n, r in long_gen_over_floor.items() if r is not None and r <= 2)
+    missed = sorted(n for n, r in long_gen_over_floor.items() if r is None or r > 2)
+    gpt_small = median_ns("gpt_oss.200B", "generated")
+    gpt_long = long_gen_over_floor.get("gpt_oss")
+    py_gpt = reference.get("gpt_oss", {}).get("64KB")
+    interp_gpt = median_ns("gpt_oss.64KB", "interpreter")
+    summary = [
+        "",
+        "Targets (issue 4), from this run:",
+        "",
+        f"- generated ≤ 2× floor on the 64 KB gpt_oss input: **{fmt_ratio(gpt_long)}**"
+        f" ({'met' if gpt_long is not None and gpt_long <= 2 else 'not met'});"
+        f" on every schema's 64 KB input: met by {len(met)} of {len(long_gen_over_floor)}"
+        + (f" (not met: {', '.join(missed)})" if missed else "")
+        + ".",
+        f"- generated ≤ 1 µs on the small gpt_oss input: **{fmt_time(gpt_small)}**"
+        f" ({'met' if gpt_small is not None and gpt_small <= 1000 else 'not met'}).",
+        f"- generated ≥ 5× faster than the interpreter (median over schemas and sizes): "
+        f"**{fmt_ratio(statistics.median(interp_over_gen) if interp_over_gen else None)}**"
+        f" ({'met' if interp_over_gen and statistics.median(interp_over_gen) >= 5 else 'not met'}).",
+        f"- interpreter ≥ 10× faster than Python on the 64 KB gpt_oss input: "
+        f"**{fmt_ratio(ratio(py_gpt * 1e9 if py_gpt else None, interp_gpt))}**",
+    ]
+
+    scaling = ["", "| scaling (generated) | 4KB | 64KB | 1MB | 16MB | 100MB |", "|---|--:|--:|--:|--:|--:|"]
+    for name in ["gpt_oss", "qwen3", "deepseek_r1"]:
+        row = [f"| {name} (ns/byte) "]
+        for label, size in [("4KB", 4 << 10), ("64KB", 64 << 10), ("1MB", 1 << 20), ("16MB", 16 << 20), ("100MB", 100 << 20)]:
+            ns = median_ns(f"scaling.{name}", label)
+            row.append(f" {ns / size:.2f} " if ns else " – ")
+        scaling.append("|".join(row) + "|")
+
+    patho = ["", "| pathological (generated) | 1 MB | 10 MB | ns/byte at 10 MB |", "|---|--:|--:|--:|"]
+    for group in sorted(p.name for p in CRITERION.glob("pathological.*")):
+        a = median_ns(group, "1MB")
+        b = median_ns(group, "10MB")
+        patho.append(
+            f"| {group.removeprefix('pathological.')} | {fmt_time(a)} | {fmt_time(b)} | "
+            f"{(b / (10 << 20)) if b else 0:.2f} |"
+        )
+
+    block = "\n".join(lines + summary + scaling + patho)
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    if begin not in text or end not in text:
+        raise SystemExit("README.md lacks the bench markers")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(head + begin + "\n" + block + "\n" + end + tail)
+    print(block)
+
+
+if __name__ == "__main__":
+    main()
