@@ -9,7 +9,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chatparse::runtime::stream::{is_response_template, Event, ResponseTemplate, StreamParser};
-use serde_json::{Number, Value};
+use serde_json::Value;
+use support::{repo_root, same_value};
+
+mod support;
 
 /// The corpus must not shrink unnoticed.
 const MIN_CASES: usize = 400;
@@ -18,10 +21,6 @@ const MIN_TEMPLATES: usize = 10;
 const SHORT: usize = 300;
 const RANDOM_CHUNKINGS: usize = 1000;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 struct Doc {
     file: String,
     template: Value,
@@ -29,7 +28,7 @@ struct Doc {
 }
 
 fn corpus() -> Vec<Doc> {
-    let dir = root().join("tests/streaming/expected");
+    let dir = repo_root().join("tests/streaming/expected");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -53,39 +52,6 @@ fn corpus() -> Vec<Doc> {
 fn read_json(p: &Path) -> Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn is_python_int(n: &Number) -> bool {
-    !n.to_string().contains(['.', 'e', 'E'])
-}
-
-/// Equality of JSON values as Python values: ints and floats are different kinds, floats compare
-/// by value (`1e+16` equals `1e16`, `-0.0` differs from `0.0`), object key order matters.
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if is_python_int(x) != is_python_int(y) {
-                return false;
-            }
-            if is_python_int(x) {
-                return x.to_string() == y.to_string();
-            }
-            match (x.as_f64(), y.as_f64()) {
-                (Some(x), Some(y)) => x == y && x.is_sign_negative() == y.is_sign_negative(),
-                _ => false,
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_value(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((ka, va), (kb, vb))| ka == kb && same_value(va, vb))
-        }
-        _ => a == b,
-    }
 }
 
 fn events_json(events: &[Event<'_>]) -> Value {
@@ -405,7 +371,7 @@ fn chunking_never_changes_the_result() {
 
 #[test]
 fn invalid_templates_are_refused_at_the_right_pointer() {
-    let doc = read_json(&root().join("tests/streaming/expected/invalid_templates.json"));
+    let doc = read_json(&repo_root().join("tests/streaming/expected/invalid_templates.json"));
     let templates = doc["templates"].as_array().unwrap();
     assert!(templates.len() >= 25);
     let mut failures = Vec::new();
@@ -432,10 +398,10 @@ fn invalid_templates_are_refused_at_the_right_pointer() {
 
 #[test]
 fn shipped_templates_load_and_match_the_corpus() {
-    let dir = root().join("response_templates");
+    let dir = repo_root().join("response_templates");
     let mut n = 0;
     for doc in corpus() {
-        let Some(file) = read_json(&root().join("tests/streaming/expected").join(&doc.file))
+        let Some(file) = read_json(&repo_root().join("tests/streaming/expected").join(&doc.file))
             .get("template_file")
             .and_then(Value::as_str)
             .map(str::to_owned)
@@ -443,7 +409,7 @@ fn shipped_templates_load_and_match_the_corpus() {
             continue;
         };
         n += 1;
-        let text = std::fs::read_to_string(root().join(&file)).unwrap();
+        let text = std::fs::read_to_string(repo_root().join(&file)).unwrap();
         let template =
             ResponseTemplate::from_json_str_named(&text, &file).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(template.as_value(), &doc.template, "{file}");
@@ -454,7 +420,7 @@ fn shipped_templates_load_and_match_the_corpus() {
 
 #[test]
 fn long_output_in_small_chunks_streams_and_holds_back_only_delimiter_prefixes() {
-    let text = std::fs::read_to_string(root().join("response_templates/qwen3.json")).unwrap();
+    let text = std::fs::read_to_string(repo_root().join("response_templates/qwen3.json")).unwrap();
     let template = ResponseTemplate::from_json_str(&text).unwrap();
     let reasoning: String = (0..1500)
         .map(|i| format!("Step {i}: weigh option {i} against the rest. "))

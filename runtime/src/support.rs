@@ -100,7 +100,8 @@ impl<'a> Content<'a> {
     }
 }
 
-fn python_type(v: &Value) -> &'static str {
+/// Python's type name for a JSON value (`int`/`float` kept apart), as in its error messages.
+pub(crate) fn python_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "NoneType",
         Value::Bool(_) => "bool",

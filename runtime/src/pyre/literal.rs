@@ -45,7 +45,6 @@ pub(crate) struct LiteralPlan {
     openers: Vec<usize>,
     lazy: bool,
     closers: Vec<Closer>,
-    literals: Vec<String>,
     forward: Vec<Finder<'static>>,
     backward: Vec<FinderRev<'static>>,
     /// Python group `g` (index `g - 1`) spans boundaries `groups[g - 1]`.
@@ -281,11 +280,10 @@ impl LiteralPlan {
         if groups.iter().any(|g| g.1 == usize::MAX || g.0 > g.1) {
             return None;
         }
-        let segments = [opener];
         let mut builder = Builder {
             literals: Vec::new(),
         };
-        let openers: Vec<usize> = match segments[0].as_slice() {
+        let openers: Vec<usize> = match opener.as_slice() {
             [Piece::Alt(alts)] => alts
                 .iter()
                 .map(|a| as_literal(a).map(|l| builder.literal(l)))
@@ -319,7 +317,6 @@ impl LiteralPlan {
             openers,
             lazy,
             closers,
-            literals: builder.literals,
             forward,
             backward,
             groups,
@@ -346,14 +343,19 @@ impl LiteralPlan {
         at
     }
 
+    /// Literal `i`'s bytes (held by its forward finder).
+    fn literal(&self, i: usize) -> &[u8] {
+        self.forward.get(i).map_or(&[][..], Finder::needle)
+    }
+
     fn literal_len(&self, i: usize) -> usize {
-        self.literals.get(i).map_or(0, String::len)
+        self.literal(i).len()
     }
 
     /// Whether closer `c` matches at `p`, and where the match then ends.
     fn closer_at(&self, c: &Closer, hay: &[u8], p: usize) -> Option<usize> {
         let lit_at = |i: usize| {
-            let lit = self.literals.get(i)?.as_bytes();
+            let lit = self.literal(i);
             hay.get(p..)?.starts_with(lit).then_some(p + lit.len())
         };
         match *c {
@@ -384,9 +386,10 @@ impl LiteralPlan {
         }
         // The opener.
         let (start, opener) = if self.anchored {
-            let o = *self.openers.iter().find(|&&o| {
-                bytes.starts_with(self.literals.get(o).map_or(&[][..], |l| l.as_bytes()))
-            })?;
+            let o = *self
+                .openers
+                .iter()
+                .find(|&&o| bytes.starts_with(self.literal(o)))?;
             (0, o)
         } else {
             let mut best: Option<(usize, usize)> = None;

@@ -625,7 +625,7 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// The candidate closest to `word` by edit distance, when it is close enough to be a typo.
-fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
         .map(|c| {

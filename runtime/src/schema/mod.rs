@@ -5,6 +5,8 @@
 //! schema they come from.
 
 mod load;
+
+pub(crate) use load::closest;
 mod pointer;
 
 use std::path::Path;

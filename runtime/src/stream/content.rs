@@ -19,6 +19,7 @@ use crate::pycoerce::{self, CoerceError};
 use crate::pyjson::{self, JsonError};
 use crate::pyre::{PyRegex, Replacement};
 use crate::pyunicode::is_space;
+use crate::support::python_type;
 
 fn err(pointer: &str, message: impl Into<String>) -> ParseError {
     ParseError::new(pointer, ParseErrorKind::StreamField(message.into()))
@@ -268,7 +269,7 @@ impl Obj {
 
     fn type_name(&self) -> &'static str {
         match self {
-            Obj::Leaf(v) => py_type(v),
+            Obj::Leaf(v) => python_type(v),
             Obj::List(_) => "list",
             Obj::Dict(_) => "dict",
         }
@@ -283,19 +284,6 @@ impl Obj {
                 .map(|(_, v)| v.clone()),
             _ => None,
         }
-    }
-}
-
-/// Python's type name for a JSON value.
-pub(crate) fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if pycoerce::is_integer(n) => "int",
-        Value::Number(_) => "float",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
     }
 }
 
@@ -561,7 +549,7 @@ fn schema_types(schema: &Value) -> Result<Vec<String>, String> {
             Some(v) => {
                 return Err(format!(
                     "TypeError: '{}' object is not iterable (the tool schema's {union})",
-                    py_type(v)
+                    python_type(v)
                 ))
             }
         }

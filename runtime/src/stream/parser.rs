@@ -4,12 +4,13 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::content::{process_field, py_type, ToolParams};
+use super::content::{process_field, ToolParams};
 use super::delim::{Found, Search};
 use super::events::Event;
 use super::fast::Verdict;
 use super::template::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
+use crate::support::python_type;
 
 /// An event before it borrows from the buffer: chunks are byte ranges of the buffer.
 #[derive(Debug, Clone)]
@@ -576,7 +577,7 @@ impl<'t> StreamParser<'t> {
                     ParseErrorKind::StreamField(format!(
                         "field `{}`: 'join' requires each match to parse to a string, got {}",
                         field.name,
-                        py_type(&value)
+                        python_type(&value)
                     )),
                 ));
             };
@@ -588,7 +589,7 @@ impl<'t> StreamParser<'t> {
                         &format!("{}/join", field.pointer),
                         ParseErrorKind::StreamField(format!(
                         "TypeError: cannot join a str onto the {} already in `{}` (from defaults)",
-                        py_type(other),
+                        python_type(other),
                         field.name
                     )),
                     ))
@@ -608,7 +609,7 @@ impl<'t> StreamParser<'t> {
                         &format!("{}/repeats", field.pointer),
                         ParseErrorKind::StreamField(format!(
                         "AttributeError: cannot append to the {} already in `{}` (from defaults)",
-                        py_type(other),
+                        python_type(other),
                         field.name
                     )),
                     ))

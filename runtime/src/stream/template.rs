@@ -13,7 +13,7 @@ use super::delim::{Literals, Pattern};
 use super::fast::{DelimFacts, StateFilter};
 use crate::error::{SchemaError, SchemaProblem};
 use crate::pyre::PyRegex;
-use crate::schema::escape_pointer_token;
+use crate::schema::{closest, escape_pointer_token};
 
 /// A validated `response_template` (version 1), ready to parse model output.
 ///
@@ -1142,46 +1142,6 @@ fn py_escape(s: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// The closest candidate to a misspelt keyword (the x-regex schema loader's heuristic).
-fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| {
-            let abbreviation = word.len() >= 3 && c.starts_with(word);
-            (
-                if abbreviation {
-                    1
-                } else {
-                    edit_distance(word, c)
-                },
-                *c,
-            )
-        })
-        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = i;
-        if let Some(first) = row.first_mut() {
-            *first = i + 1;
-        }
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row.get(j + 1).copied().unwrap_or(0);
-            let left = row.get(j).copied().unwrap_or(0);
-            if let Some(slot) = row.get_mut(j + 1) {
-                *slot = (prev + usize::from(ca != *cb)).min(left + 1).min(cur + 1);
-            }
-            prev = cur;
-        }
-    }
-    row.last().copied().unwrap_or(0)
 }
 
 #[cfg(test)]
