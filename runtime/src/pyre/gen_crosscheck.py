@@ -54,6 +54,67 @@ for p in LITERAL_SHAPES:
             "<b>x</b><a>y", "<aa>1x<a>2", "pre<a>mid</a>x</a>\n", "<a><a></a></a>", "<a>é</a>ü\n", "éaüé\n",
             "<|tool_call_begin|>a<|tool_call_end|><|tool_call_begin|>b<|tool_calls_section_end|>",
             "functools[1]\n", "functools\n\n", "<a>x</a>\n\n"], r"[\g<0>]")
+# the backtracking matcher (backtrack.rs) and its substring-search skips (lead.rs): every x-regex
+# of the shipped schemas and the idioms they are built from, on token soups of their literals,
+# whitespace runs and final newlines
+import glob, os
+import re._parser as sre_parse
+
+def literal_runs(p):
+    """Runs of >= 2 literal characters in the parsed pattern."""
+    out = []
+    def walk(items):
+        run = ""
+        for op, av in items:
+            if op is sre_parse.LITERAL:
+                run += chr(av)
+                continue
+            if len(run) >= 2: out.append(run)
+            run = ""
+            if op in (sre_parse.SUBPATTERN,):
+                walk(av[-1])
+            elif op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, sre_parse.POSSESSIVE_REPEAT):
+                walk(av[2])
+            elif op is sre_parse.BRANCH:
+                for b_ in av[1]: walk(b_)
+            elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+                walk(av[1])
+            elif op is sre_parse.ATOMIC_GROUP:
+                walk(av)
+        if len(run) >= 2: out.append(run)
+    walk(sre_parse.parse(p, re.DOTALL))
+    return sorted(set(out))
+
+def schema_patterns():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../schemas")
+    found = []
+    def walk(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k.startswith("x-regex") and isinstance(x, str) and x not in found: found.append(x)
+                walk(x)
+        elif isinstance(v, list):
+            for x in v: walk(x)
+    for f in sorted(glob.glob(os.path.join(root, "*.json"))):
+        walk(json.load(open(f)))
+    return found
+
+SKIP_SHAPES = [
+    r"^\s*(?:<t>\s*(?:(?P<r>\S(?:.*?\S)??)\s*)??(?:</t>|<e>.*|$)\s*)?(?:(?P<c>\S(?:.*?\S)??)\s*)??(?:(?P<k><k>(?:.*?\S)??)\s*)?(?:<e>|$)",
+    r"\S(?:.*?\S)??\s*(?:<e>|$)", r"(\S(?:.*?\S)??)\s*\Z", r"(.*?)\s+<e>", r"(.*?)x\s*(?:<e>|<f>)",
+    r"([^<]*?)\s*(?:<e>|$)", r"(.*?)(?=<e>|$)", r"(.*?)(?!\S)", r"(.*?)\b<e>", r"(?<=\s)(\S+?)\s*$",
+    r"(.*?)(?:(<k>.*?)\s*)?(?:<e>|$)", r"(a.*?b|c.*?d)\s*(?:e|$)", r"(?:(.)(.*?))+?\s*<e>",
+    r"(.*?)(?:\n|$)", r"(.*?)\s*(?:\n\n|$)", r"(?s:(.*?))(?-s:.)$", r"(.*?)é\s*(?:ü|$)",
+]
+rng = random.Random(20261122)
+FILLER = [" ", "\n", "  \n ", "\t", "x", "hello world", "é", "ü", '{"a": 1}', "\n\n", "<", ">"]
+for p in SKIP_SHAPES + schema_patterns():
+    tokens = literal_runs(p) + ["<t>", "</t>", "<e>", "<f>", "<k>"] + FILLER
+    hs = ["", " ", "\n", "x\n", " x \n"]
+    for _ in range(14):
+        h = "".join(rng.choice(tokens) for _ in range(rng.randint(1, 9)))
+        hs.append(h if rng.random() < 0.6 else h + rng.choice(["\n", " ", " \n"]))
+    add(p, hs, r"[\g<0>]")
 # $ before a final newline
 for p in [r"(.*?)(?:<\|end\|>|$)", r"$", r"a$", r"(a$)", r"(?:a$|b)", r"(a|b$)?", r"^(.*)$", r"\n$", r"(?:x$)??", r"$\Z", r"a$\n", r"(?m)$", r"(?m)^", r"(?m)^.*$", r"\Z", r"(?P<c>.*?)\s*$", r"$|a", r"$(?=\n)"]:
     add(p, ["", "hi\n", "hi\n\n", "x<|end|>y\n", "a\n"], "-")

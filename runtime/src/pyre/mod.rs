@@ -36,7 +36,10 @@
 //! anything the Rust engines refuse (e.g. their size limits).
 
 mod ast;
+mod backtrack;
+mod charset;
 mod emit;
+mod lead;
 mod literal;
 mod matcher;
 mod parse;
@@ -166,6 +169,10 @@ pub struct PyRegex {
     /// The literal every match starts with, when there is one (`regex` engine only): candidates
     /// are found with `memmem` and `main` runs anchored there.
     prefix: Option<memchr::memmem::Finder<'static>>,
+    /// The backtracking matcher with substring-search skips, for patterns `main` would run on the
+    /// backtracking VM of fancy-regex (a mid-pattern `$`, look-around) or whose lazy loops it can
+    /// skip through; `main` stays as the answer when it gives up.
+    backtrack: Option<backtrack::Program>,
     /// `(?:P)(?!\G)` on fancy-regex, for the search after an empty match; built on first use.
     not_empty_at_start: OnceCell<Result<Compiled, RegexError>>,
     backtrack_limit: usize,
@@ -313,6 +320,10 @@ impl PyRegex {
                 .map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()),
             _ => None,
         };
+        let backtrack = match literal {
+            None => backtrack::Program::compile(&ast),
+            Some(_) => None,
+        };
         Ok(PyRegex {
             pattern: python_pattern.to_string(),
             translation,
@@ -320,6 +331,7 @@ impl PyRegex {
             main,
             literal,
             prefix,
+            backtrack,
             not_empty_at_start: OnceCell::new(),
             backtrack_limit,
         })
@@ -331,6 +343,30 @@ impl PyRegex {
     pub fn disable_fast_paths(&mut self) {
         self.literal = None;
         self.prefix = None;
+        self.backtrack = None;
+    }
+
+    /// Runs every search on the backtracking matcher, if it supports the pattern (tests hold it
+    /// to Python's answers on patterns the selection would give to other engines).
+    #[cfg(test)]
+    pub(crate) fn force_backtrack(&mut self) -> bool {
+        self.literal = None;
+        self.prefix = None;
+        self.backtrack = backtrack::Program::compile(&self.ast);
+        self.backtrack.is_some()
+    }
+
+    /// Whether searches run on chatparse's own backtracking matcher (with substring-search
+    /// skips through lazy loops) rather than on a `regex`/`fancy-regex` engine.
+    ///
+    /// ```
+    /// use chatparse_runtime::pyre::PyRegex;
+    /// let whole = PyRegex::new(r"^\s*(?:<think>(?P<r>.*?)(?:</think>|$))?(?P<c>.*?)\s*$").unwrap();
+    /// assert!(whole.uses_backtracking_matcher());
+    /// assert!(!PyRegex::new(r"[a-z]+").unwrap().uses_backtracking_matcher());
+    /// ```
+    pub fn uses_backtracking_matcher(&self) -> bool {
+        self.backtrack.is_some()
     }
 
     /// Whether searches run as substring searches instead of on a regex engine (the pattern is a
@@ -461,6 +497,11 @@ impl PyRegex {
                 .search(hay, pos, cache)
                 .map(|spans| Captures { hay, spans }));
         }
+        if let Some(program) = &self.backtrack {
+            if let Ok(found) = program.search(hay, pos, None, self.backtrack_budget(hay)) {
+                return Ok(found.map(|spans| Captures { hay, spans }));
+            }
+        }
         if let Some(prefix) = &self.prefix {
             return Ok(self
                 .prefixed_search(prefix, hay, pos)
@@ -493,6 +534,18 @@ impl PyRegex {
         }
     }
 
+    /// Steps the backtracking matcher may take before handing a search to `main`. Patterns
+    /// `main` runs on finite automata (linear time) get a budget that any linear match stays far
+    /// below, so that a pattern which backtracks badly costs little before the automata answer;
+    /// for fancy-regex, itself a backtracker, the budget is large.
+    fn backtrack_budget(&self, hay: &str) -> u64 {
+        let len = hay.len() as u64;
+        match self.translation.engine {
+            Engine::Regex => 100_000 + 64 * len,
+            Engine::Fancy => 50_000_000 + 1_000 * len,
+        }
+    }
+
     /// Like [`Self::search_at`], but a match may not be empty at `pos` itself (sre's
     /// `must_advance`): a non-empty match at `pos` or any match further on is fine.
     fn search_not_empty_at<'h>(
@@ -502,6 +555,11 @@ impl PyRegex {
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if !self.translation.can_match_empty {
             return self.search_at(hay, pos, &mut ScanCache::default());
+        }
+        if let Some(program) = &self.backtrack {
+            if let Ok(found) = program.search(hay, pos, Some(pos), self.backtrack_budget(hay)) {
+                return Ok(found.map(|spans| Captures { hay, spans }));
+            }
         }
         let compiled = self.not_empty_at_start.get_or_init(|| {
             let emitted = emit::emit(&self.ast, Engine::Fancy);
