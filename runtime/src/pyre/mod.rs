@@ -357,13 +357,15 @@ impl PyRegex {
     }
 
     /// Whether searches run on chatparse's own backtracking matcher (with substring-search
-    /// skips through lazy loops) rather than on a `regex`/`fancy-regex` engine.
+    /// skips through lazy loops) rather than on a `regex`/`fancy-regex` engine. Patterns that
+    /// reduce to plain substring searches use neither.
     ///
     /// ```
     /// use chatparse_runtime::pyre::PyRegex;
     /// let whole = PyRegex::new(r"^\s*(?:<think>(?P<r>.*?)(?:</think>|$))?(?P<c>.*?)\s*$").unwrap();
     /// assert!(whole.uses_backtracking_matcher());
-    /// assert!(!PyRegex::new(r"[a-z]+").unwrap().uses_backtracking_matcher());
+    /// let plain = PyRegex::new(r"<think>(.*?)(?:</think>|$)").unwrap();
+    /// assert!(plain.uses_substring_search() && !plain.uses_backtracking_matcher());
     /// ```
     pub fn uses_backtracking_matcher(&self) -> bool {
         self.backtrack.is_some()
