@@ -1,6 +1,6 @@
 //! Parse cost of every shipped schema: generated parser vs interpreter vs the naive port (every
 //! pattern on the regex engines, captures and all) vs the hand-written floor, at about 200 B,
-//! 4 KB, 64 KB and 1 MB; the scaling of the generated parsers up to 100 MB; pathological inputs.
+//! 4 KB, 64 KB and 1 MB; every gpt_oss example (small messages); the scaling of the generated parsers up to 100 MB; pathological inputs.
 //!
 //! Run `scripts/bench.sh` to run these and regenerate the README's table (see README,
 //! "Performance"). `CHATPARSE_BENCH_QUICK=1` shortens every measurement.
@@ -50,6 +50,23 @@ fn engines(c: &mut Criterion) {
         group.bench_function("generated", |b| b.iter(|| generated(black_box(text))));
         group.bench_function("interpreter", |b| b.iter(|| schema.parse(black_box(text))));
         group.bench_function("naive", |b| b.iter(|| naive.parse(black_box(text))));
+        group.bench_function("floor", |b| b.iter(|| floor::run(black_box(text), &floor)));
+        group.finish();
+    }
+}
+
+/// Every gpt_oss example (200–650 B): the small-message cost, with and without JSON payloads.
+fn small(c: &mut Criterion) {
+    let name = "gpt_oss";
+    let schema = chatparse::shipped::schema(name).expect("shipped");
+    let generated = typed(name);
+    let floor = floor::floor_of(name);
+    for (example, text) in support::examples(name) {
+        let text = text.as_str();
+        let mut group = c.benchmark_group(format!("small.{name}.{example}"));
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function("generated", |b| b.iter(|| generated(black_box(text))));
+        group.bench_function("interpreter", |b| b.iter(|| schema.parse(black_box(text))));
         group.bench_function("floor", |b| b.iter(|| floor::run(black_box(text), &floor)));
         group.finish();
     }
@@ -126,6 +143,7 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     let mut c = configure(&mut c);
     engines(&mut c);
+    small(&mut c);
     scaling(&mut c);
     pathological(&mut c);
     c.final_summary();

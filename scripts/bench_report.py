@@ -119,7 +119,22 @@ def main():
             f"{(b / (10 << 20)) if b else 0:.2f} |"
         )
 
-    block = "\n".join(lines + summary + scaling + patho)
+    small = [
+        "",
+        "| gpt_oss example | bytes | floor | generated | interpreter | generated / floor |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for group in sorted(p.name for p in CRITERION.glob("small.gpt_oss.*")):
+        example = group.removeprefix("small.gpt_oss.")
+        path = ROOT / "examples" / "gpt_oss" / f"{example}.txt"
+        nbytes = path.stat().st_size if path.exists() else 0
+        t = {e: median_ns(group, e) for e in ("floor", "generated", "interpreter")}
+        small.append(
+            f"| {example} | {nbytes} | {fmt_time(t['floor'])} | {fmt_time(t['generated'])} "
+            f"| {fmt_time(t['interpreter'])} | {fmt_ratio(ratio(t['generated'], t['floor']))} |"
+        )
+
+    block = "\n".join(lines + summary + small + scaling + patho)
     readme = ROOT / "README.md"
     text = readme.read_text()
     begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"

@@ -108,8 +108,7 @@ fn padded_field(message: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The richest example of `schema` and where to pad it.
-pub fn base(name: &str, schema: &Schema) -> Base {
+fn example_files(name: &str) -> Vec<PathBuf> {
     let dir = root().join("examples").join(name);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -117,6 +116,28 @@ pub fn base(name: &str, schema: &Schema) -> Base {
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
         .collect();
     files.sort();
+    files
+}
+
+/// Every example of `schema` as `(file stem, text)`, in file-name order.
+pub fn examples(name: &str) -> Vec<(String, String)> {
+    example_files(name)
+        .into_iter()
+        .map(|path| {
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .expect("example names are UTF-8")
+                .to_string();
+            let text = std::fs::read_to_string(&path).expect("example is UTF-8");
+            (stem, text)
+        })
+        .collect()
+}
+
+/// The richest example of `schema` and where to pad it.
+pub fn base(name: &str, schema: &Schema) -> Base {
+    let files = example_files(name);
     let mut best: Option<((usize, usize, usize), Base)> = None;
     for path in files {
         let text = std::fs::read_to_string(&path).expect("example is UTF-8");

@@ -615,15 +615,20 @@ impl<'o> Generator<'o> {
         let mut extras_loop = TokenStream::new();
         if extras {
             let convert = match &node.additional {
-                Additional::Schema(schema) => {
+                Additional::Schema(schema) if !schema.passes_through() => {
                     let out = self.node(
                         schema,
                         &format!("{base}_value"),
                         Kinds::JSON.union(child_input),
                     );
                     let func = out.func;
-                    quote!(#func(Content::Value(value))?.map_or(Value::Null, |v| support::to_json(&v)))
+                    if out.ty.is_value() {
+                        quote!(#func(Content::Value(value))?.unwrap_or(Value::Null))
+                    } else {
+                        quote!(#func(Content::Value(value))?.map_or(Value::Null, |v| support::to_json(&v)))
+                    }
                 }
+                // `{}` or pass-through: the values are already what the reference returns.
                 _ => quote!(value),
             };
             let skip = if property_keys.is_empty() {
@@ -635,13 +640,22 @@ impl<'o> Generator<'o> {
                     }
                 }
             };
-            extras_loop = quote! {
-                let mut additional = Map::new();
-                for (key, value) in map {
-                    #skip
-                    additional.insert(key, #convert);
+            let moves_whole_map = property_keys.is_empty()
+                && match &node.additional {
+                    Additional::Schema(schema) => schema.passes_through(),
+                    _ => true,
+                };
+            extras_loop = if moves_whole_map {
+                quote!(#extras_slot = map;)
+            } else {
+                quote! {
+                    let mut additional = Map::new();
+                    for (key, value) in map {
+                        #skip
+                        additional.insert(key, #convert);
+                    }
+                    #extras_slot = additional;
                 }
-                #extras_slot = additional;
             };
             let extras_doc = doc(format!(
                 " Keys of `{}` beyond its `properties`, in input order (`additionalProperties`).",

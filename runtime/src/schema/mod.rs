@@ -303,6 +303,15 @@ impl Node {
             || !self.substitutions.is_empty()
     }
 
+    /// Whether the node returns its input unchanged (`{}`, `{"type": "any"}`: no `const`, regex
+    /// or parser), so a parent can move values through without visiting them.
+    pub fn passes_through(&self) -> bool {
+        matches!(self.node_type, NodeType::Any | NodeType::Untyped)
+            && self.constant.is_none()
+            && !self.has_regex()
+            && self.parser.is_none()
+    }
+
     /// The property with this name, if any.
     pub fn property(&self, name: &str) -> Option<&Node> {
         self.properties
