@@ -473,7 +473,9 @@ impl PyRegex {
 
     /// `re.sub(pattern, replacement, hay, flags=re.DOTALL)`.
     pub fn sub(&self, replacement: &Replacement, hay: &str) -> Result<String, MatchError> {
-        let mut out = String::with_capacity(hay.len());
+        // Room for replacements a little longer than what they replace (`<think>\1`): growing
+        // past the capacity would copy the whole output once more.
+        let mut out = String::with_capacity(hay.len().saturating_add(256));
         let mut last = 0;
         for caps in self.find_iter(hay) {
             let caps = caps?;
