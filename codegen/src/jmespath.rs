@@ -265,7 +265,14 @@ impl Compiler {
         as_container: TokenStream,
         iter: TokenStream,
     ) -> Option<Code> {
-        let base = self.node(left, v)?.as_ref();
+        // An array built only to be projected over (`[@][]`, `[]`) is a list of borrows.
+        let (base, iter) = match self.ref_list(left, v) {
+            Some(list) => (list, quote!(into_iter)),
+            None => {
+                let base = self.node(left, v)?.as_ref();
+                (quote!((#base).#as_container()), iter)
+            }
+        };
         let elem = self.fresh("e");
         let right = self.node(right, &elem)?;
         let push = if right.borrowed {
@@ -298,7 +305,7 @@ impl Compiler {
         };
         let items = self.fresh("items");
         Some(Code::owned(quote! {
-            match (#base).#as_container() {
+            match #base {
                 Some(#items) => {
                     let mut out = Vec::with_capacity(#items.len());
                     for #elem in #items.#iter() {
@@ -309,6 +316,39 @@ impl Compiler {
                 None => Value::Null,
             }
         }))
+    }
+
+    /// `node` as an `Option<Vec<&Value>>` (`None`: not an array) without copying elements, for
+    /// the array-building nodes where that is possible: a multi-select list of borrowed values
+    /// and a flatten.
+    fn ref_list(&mut self, node: &Ast, v: &Ident) -> Option<TokenStream> {
+        match node {
+            Ast::MultiSelectList(items) => {
+                let mut refs = Vec::new();
+                for item in items {
+                    let code = self.node(item, v)?;
+                    if !code.borrowed {
+                        return None;
+                    }
+                    refs.push(code.tokens);
+                }
+                Some(quote! {
+                    if #v.is_null() {
+                        None
+                    } else {
+                        Some(vec![#(#refs),*])
+                    }
+                })
+            }
+            Ast::Flatten(child) => match self.ref_list(child, v) {
+                Some(list) => Some(quote!((#list).map(jp::flatten_list))),
+                None => {
+                    let child = self.node(child, v)?.as_ref();
+                    Some(quote!(jp::flatten_refs(#child)))
+                }
+            },
+            _ => None,
+        }
     }
 
     /// `l || r` (`or`) and `l && r`.

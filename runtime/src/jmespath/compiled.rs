@@ -90,6 +90,27 @@ pub fn flatten(v: &Value) -> Value {
     Value::Array(out)
 }
 
+/// [`flatten`] without copying: the elements of `v`'s elements (or the elements themselves
+/// when not arrays), borrowed; `None` when `v` is not an array.
+pub fn flatten_refs(v: &Value) -> Option<Vec<&Value>> {
+    match v {
+        Value::Array(a) => Some(flatten_list(a.iter().collect())),
+        _ => None,
+    }
+}
+
+/// One level of flattening over borrowed elements.
+pub fn flatten_list(items: Vec<&Value>) -> Vec<&Value> {
+    let mut out = Vec::with_capacity(items.len());
+    for elem in items {
+        match elem {
+            Value::Array(inner) => out.extend(inner.iter()),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// `l <op> r`, exactly as the interpreter compares.
 pub fn compare(op: Comparator, l: &Value, r: &Value) -> Result<Value, JmesError> {
     eval_compare(op, &Val::Ref(l), &Val::Ref(r))?.to_value()
