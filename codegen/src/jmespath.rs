@@ -37,6 +37,8 @@ pub fn compile_function(
             use #rt::jmespath::compiled as jp;
             #[allow(unused_imports)]
             use #rt::serde_json::{Map, Value};
+            #[allow(unused_imports)]
+            use ::std::borrow::Cow;
             Ok(#result)
         }
     })
@@ -202,13 +204,26 @@ impl Compiler {
                 if name == "merge" && args.iter().skip(1).any(may_be_array) {
                     return None;
                 }
+                if name == "merge" {
+                    let args = args
+                        .iter()
+                        .map(|a| {
+                            let code = self.node(a, v)?;
+                            let t = code.tokens;
+                            Some(if code.borrowed {
+                                quote!(Cow::Borrowed(#t))
+                            } else {
+                                quote!(Cow::Owned(#t))
+                            })
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    return Some(Code::owned(quote!(jp::merge(vec![#(#args),*])?)));
+                }
                 let args = args
                     .iter()
                     .map(|a| Some(self.node(a, v)?.as_ref()))
                     .collect::<Option<Vec<_>>>()?;
-                if name == "merge" {
-                    Code::owned(quote!(jp::merge(&[#(#args),*])?))
-                } else {
+                {
                     Code::owned(quote!(jp::call(#name, &[#(#args),*])?))
                 }
             }

@@ -12,6 +12,7 @@ use super::functions::call_function;
 use super::value::Val;
 use super::JmesError;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 pub use super::ast::Comparator;
 
@@ -125,23 +126,31 @@ pub fn call(name: &str, args: &[&Value]) -> Result<Value, JmesError> {
 }
 
 /// `merge(args...)`: `dict.update` over objects, in order (a repeated key keeps its first
-/// position and takes the last value). Anything but objects goes through [`call`] for the
-/// interpreter's errors.
-pub fn merge(args: &[&Value]) -> Result<Value, JmesError> {
+/// position and takes the last value). Owned arguments are moved, not copied. Anything but
+/// objects goes through [`call`] for the interpreter's errors.
+pub fn merge(args: Vec<Cow<'_, Value>>) -> Result<Value, JmesError> {
     if args.is_empty() || !args.iter().all(|v| v.is_object()) {
-        return call("merge", args);
+        let refs: Vec<&Value> = args.iter().map(|v| &**v).collect();
+        return call("merge", &refs);
     }
-    let capacity = args
-        .iter()
-        .map(|v| v.as_object().map_or(0, Map::len))
-        .max()
-        .unwrap_or(0);
-    let mut out = Map::with_capacity(capacity);
+    let mut out = Map::new();
     for arg in args {
-        if let Value::Object(m) = arg {
-            for (k, v) in m {
-                out.insert(k.clone(), v.clone());
+        match arg {
+            Cow::Owned(Value::Object(m)) if out.is_empty() => out = m,
+            Cow::Owned(Value::Object(m)) => {
+                for (k, v) in m {
+                    out.insert(k, v);
+                }
             }
+            Cow::Borrowed(Value::Object(m)) => {
+                if out.is_empty() {
+                    out = Map::with_capacity(m.len());
+                }
+                for (k, v) in m {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            _ => {}
         }
     }
     Ok(Value::Object(out))
