@@ -39,7 +39,8 @@ pub fn compile_function(
             use #rt::serde_json::{Map, Value};
             #[allow(unused_imports)]
             use ::std::borrow::Cow;
-            Ok(#result)
+            let value = #result;
+            Ok(value)
         }
     })
 }
