@@ -466,3 +466,47 @@ fn may_be_array(node: &Ast) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compiles_source(source: &str) -> bool {
+        compiles(&Expression::compile(source).unwrap())
+    }
+
+    #[test]
+    fn what_compiles() {
+        for source in [
+            "a.b[0].c",
+            "[*].{type: 'function', function: {name: tool_name, arguments: parameters}}",
+            "[@][].merge(id && {id: id} || `{}`, {type: 'function', function: @})",
+            "a[?b > `1`].c | [0]",
+            "*.x[1:-1:2]",
+            "length(keys(@)) == `2` && !a",
+            "merge(@, {a: b}, `{\"c\": 1}`)",
+        ] {
+            assert!(compiles_source(source), "{source}");
+        }
+        for source in [
+            "sort_by(@, &a)",
+            "[&a]",
+            "merge(@, `[[1, 2]]`)",
+            "merge(@, foo)",
+        ] {
+            assert!(!compiles_source(source), "{source}");
+        }
+    }
+
+    #[test]
+    fn function_is_named_and_documented() {
+        let expression = Expression::compile("{type: 'function', function: @}").unwrap();
+        let name = Ident::new("transform_x", Span::call_site());
+        let f = compile_function(&expression, &name, " doc", &quote!(::rt))
+            .unwrap()
+            .to_string();
+        assert!(f.contains("fn transform_x"), "{f}");
+        assert!(f.contains("doc = \" doc\""), "{f}");
+        assert!(!f.contains("unwrap") && !f.contains("expect"), "{f}");
+    }
+}
