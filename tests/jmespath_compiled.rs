@@ -16,6 +16,9 @@ static CORPUS: &[(&str, CompiledFn)] =
 static PAYLOADS: &[(&str, CompiledFn)] =
     chatparse::__compiled_jmespath_table!("benches/transform_payloads.json");
 
+static EXTRA: &[(&str, CompiledFn)] =
+    chatparse::__compiled_jmespath_table!("tests/jmespath_compiled_extra.json");
+
 /// Equal values: same kinds, same number text, same keys in the same order.
 fn identical(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -154,4 +157,24 @@ fn shipped_transforms_agree_with_the_interpreter() {
         checked,
         payloads.as_array().unwrap().len() * (edges.len() + 1)
     );
+}
+
+/// Shapes the corpus lacks (owned intermediates followed by borrowing steps, ...).
+#[test]
+fn extra_shapes_agree_with_the_interpreter() {
+    let path = support::repo_root().join("tests/jmespath_compiled_extra.json");
+    let groups: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for group in groups.as_array().unwrap() {
+        for case in group["cases"].as_array().unwrap() {
+            let source = case["expression"].as_str().unwrap();
+            let (_, f) = EXTRA
+                .iter()
+                .find(|(s, _)| *s == source)
+                .unwrap_or_else(|| panic!("`{source}` does not compile"));
+            agree(source, *f, &group["given"]).unwrap();
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, EXTRA.len());
 }

@@ -13,7 +13,7 @@
 //! `None` and the caller keeps the interpreter.
 
 use chatparse_runtime::jmespath::{Ast, Expression};
-use proc_macro2::{Ident, Literal, Span, TokenStream};
+use proc_macro2::{Delimiter, Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
@@ -79,10 +79,13 @@ impl Code {
     /// An expression of type `Value`.
     fn into_owned(self) -> TokenStream {
         let t = self.tokens;
-        if self.borrowed {
-            quote!(#t.clone())
-        } else {
-            t
+        if !self.borrowed {
+            return t;
+        }
+        // A block would end the statement it starts: `{ … }.clone()` needs parentheses.
+        match t.clone().into_iter().next() {
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => quote!((#t).clone()),
+            _ => quote!(#t.clone()),
         }
     }
 
@@ -485,8 +488,20 @@ mod tests {
             "*.x[1:-1:2]",
             "length(keys(@)) == `2` && !a",
             "merge(@, {a: b}, `{\"c\": 1}`)",
+            "merge(@, {a: b}) | a || b",
+            "merge(@, {a: b}) | `[1]`",
+            "merge(@, {a: b}).c",
         ] {
             assert!(compiles_source(source), "{source}");
+            let name = Ident::new("f", Span::call_site());
+            let f = compile_function(
+                &Expression::compile(source).unwrap(),
+                &name,
+                "",
+                &quote!(::rt),
+            )
+            .unwrap();
+            syn::parse2::<syn::File>(f).unwrap_or_else(|e| panic!("{source}: {e}"));
         }
         for source in [
             "sort_by(@, &a)",
