@@ -29,6 +29,8 @@
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 
+#[doc(hidden)]
+pub use chatparse_macros::__compiled_jmespath_table;
 pub use chatparse_macros::response_parser;
 pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, SchemaProblem};
 

@@ -219,17 +219,33 @@ impl<'o> Generator<'o> {
             let allow = parser.allow_non_json;
             let transform = match &parser.transform {
                 Some(t) => {
-                    let stat = format_ident!("{}_TRANSFORM", upper(&base));
-                    let source = lit(t.expression.source());
-                    let d = doc(format!(" `{}`", t.pointer));
-                    self.items.push(quote! {
+                    let tp = lit(&t.pointer);
+                    let compiled = format_ident!("transform_{}", base);
+                    let compiled_doc = format!(
+                        " `{}` compiled to Rust: `{}`",
+                        t.pointer,
+                        t.expression.source()
+                    );
+                    if let Some(f) = crate::jmespath::compile_function(
+                        &t.expression,
+                        &compiled,
+                        &compiled_doc,
+                        &self.rt,
+                    ) {
+                        self.items.push(f);
+                        quote!(Some((support::Transform::Compiled(#compiled), #tp)))
+                    } else {
+                        let stat = format_ident!("{}_TRANSFORM", upper(&base));
+                        let source = lit(t.expression.source());
+                        let d = doc(format!(" `{}`", t.pointer));
+                        self.items.push(quote! {
                         #d
                         static #stat: Lazy<Expression> = Lazy::new(|| {
                             Expression::compile(#source).expect("expression validated when the parser was generated")
                         });
                     });
-                    let tp = lit(&t.pointer);
-                    quote!(Some((&*#stat, #tp)))
+                        quote!(Some((support::Transform::Interpreted(&*#stat), #tp)))
+                    }
                 }
                 None => quote!(None),
             };

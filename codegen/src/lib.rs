@@ -12,6 +12,7 @@
 //! the interpreter's JSON.
 
 mod generator;
+pub mod jmespath;
 mod names;
 mod template;
 mod types;

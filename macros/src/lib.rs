@@ -139,3 +139,74 @@ fn module_from_stem(path: &Path, relative: &str) -> Result<Ident, Vec<String>> {
             )]
         })
 }
+
+/// Test and bench support, not an API: `__compiled_jmespath_table!("path.json")` reads a JSON
+/// file (relative to the invoking crate's root), collects every string under an `"expression"`
+/// key anywhere in it, and expands to a `&'static [(&str, CompiledFn)]` with one entry per
+/// distinct expression that `chatparse-codegen` compiles to Rust (the rest are left out).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __compiled_jmespath_table(input: TokenStream) -> TokenStream {
+    let path = syn::parse_macro_input!(input as LitStr);
+    match compiled_table(&path.value()) {
+        Ok(tokens) => tokens.into(),
+        Err(message) => {
+            let span = path.span();
+            quote::quote_spanned!(span=> ::core::compile_error!(#message)).into()
+        }
+    }
+}
+
+fn compiled_table(relative: &str) -> Result<proc_macro2::TokenStream, String> {
+    use chatparse_runtime::jmespath::Expression;
+    use chatparse_runtime::serde_json::{self, Value};
+
+    fn collect(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match v {
+                        Value::String(s) if k == "expression" => {
+                            if !out.contains(s) {
+                                out.push(s.clone());
+                            }
+                        }
+                        _ => collect(v, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
+    let path = Path::new(&manifest_dir).join(relative);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{relative}: {e}"))?;
+    let data: Value = serde_json::from_str(&text).map_err(|e| format!("{relative}: {e}"))?;
+    let mut expressions = Vec::new();
+    collect(&data, &mut expressions);
+    let rt = quote!(::chatparse::runtime);
+    let mut items = Vec::new();
+    let mut entries = Vec::new();
+    for source in &expressions {
+        let Ok(expression) = Expression::compile(source) else {
+            continue;
+        };
+        let name = Ident::new(&format!("compiled_{}", items.len()), Span::call_site());
+        let doc = format!(" `{source}`");
+        if let Some(f) =
+            chatparse_codegen::jmespath::compile_function(&expression, &name, &doc, &rt)
+        {
+            items.push(f);
+            entries.push(quote!((#source, #name as #rt::jmespath::compiled::CompiledFn)));
+        }
+    }
+    let path_text = path.display().to_string();
+    Ok(quote! {{
+        const _: &str = ::core::include_str!(#path_text);
+        #(#items)*
+        static TABLE: &[(&str, #rt::jmespath::compiled::CompiledFn)] = &[#(#entries),*];
+        TABLE
+    }})
+}

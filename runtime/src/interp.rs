@@ -69,10 +69,12 @@ fn after_regex(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
             content,
             parser.kind,
             parser.allow_non_json,
-            parser
-                .transform
-                .as_ref()
-                .map(|t| (&t.expression, t.pointer.as_str())),
+            parser.transform.as_ref().map(|t| {
+                (
+                    support::Transform::Interpreted(&t.expression),
+                    t.pointer.as_str(),
+                )
+            }),
             &node.pointer,
         )?,
         None => content,

@@ -11,7 +11,8 @@ use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use crate::error::{ParseError, ParseErrorKind};
-use crate::jmespath::Expression;
+use crate::jmespath::compiled::CompiledFn;
+use crate::jmespath::{Expression, JmesError};
 use crate::pycoerce::{self, CoerceError};
 use crate::pyjson;
 use crate::pyre::{Captures, PyRegex, Replacement};
@@ -233,13 +234,34 @@ pub enum ParserKind {
     Gemma4ToolCall,
 }
 
+/// An `x-parser-args.transform`: the JMESPath interpreter on the parsed expression, or the same
+/// expression compiled to Rust by the code generator (identical results; see
+/// [`jmespath::compiled`](crate::jmespath::compiled)).
+#[derive(Debug, Clone, Copy)]
+pub enum Transform<'e> {
+    /// Run by the interpreter.
+    Interpreted(&'e Expression),
+    /// Compiled to a function at build time.
+    Compiled(CompiledFn),
+}
+
+impl Transform<'_> {
+    /// `jmespath.search(expression, value)`.
+    pub fn apply(self, value: &Value) -> Result<Value, JmesError> {
+        match self {
+            Transform::Interpreted(expression) => expression.search(value),
+            Transform::Compiled(f) => f(value),
+        }
+    }
+}
+
 /// `x-parser` with its `x-parser-args`: Python's `json.loads` (after Gemma 4's conversion for
 /// `gemma4-tool-call`), the `allow_non_json` fallback, then the JMESPath `transform`.
 pub fn parse_json<'a>(
     content: Content<'a>,
     kind: ParserKind,
     allow_non_json: bool,
-    transform: Option<(&Expression, &str)>,
+    transform: Option<(Transform<'_>, &str)>,
     pointer: &str,
 ) -> Result<Content<'a>, ParseError> {
     let Some(text) = content.as_str() else {
@@ -263,8 +285,8 @@ pub fn parse_json<'a>(
         Err(e) if allow_non_json && e.is_decode_error() => Value::String(text.to_owned()),
         Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
     };
-    if let Some((expression, transform_pointer)) = transform {
-        value = expression.search(&value).map_err(|e| {
+    if let Some((transform, transform_pointer)) = transform {
+        value = transform.apply(&value).map_err(|e| {
             ParseError::new(transform_pointer, ParseErrorKind::Transform(e.message))
         })?;
     }

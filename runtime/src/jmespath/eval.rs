@@ -235,7 +235,7 @@ pub(crate) fn obj_insert<'a>(obj: &mut Obj<'a>, key: KeyRef<'_, 'a>, value: Val<
 }
 
 /// Python list indexing (`IndexError` becomes `None`).
-fn py_index(len: usize, i: i64) -> Option<usize> {
+pub(crate) fn py_index(len: usize, i: i64) -> Option<usize> {
     let len = len as i128;
     let i = i128::from(i);
     let i = if i < 0 { i + len } else { i };
@@ -244,7 +244,7 @@ fn py_index(len: usize, i: i64) -> Option<usize> {
 
 /// The indices `list[start:stop:step]` selects (`PySlice_Unpack` +
 /// `PySlice_AdjustIndices`).
-fn py_slice(len: usize, s: &Slice) -> Result<Vec<usize>, JmesError> {
+pub(crate) fn py_slice(len: usize, s: &Slice) -> Result<Vec<usize>, JmesError> {
     let step = i128::from(s.step.unwrap_or(1));
     if step == 0 {
         return Err(JmesError::runtime("slice step cannot be zero"));
@@ -309,7 +309,7 @@ pub(crate) fn type_error_compare(op: &str, a: &Val<'_>, b: &Val<'_>) -> JmesErro
     ))
 }
 
-fn compare<'a>(op: Comparator, l: &Val<'a>, r: &Val<'a>) -> EResult<'a> {
+pub(crate) fn compare<'a>(op: Comparator, l: &Val<'a>, r: &Val<'a>) -> EResult<'a> {
     match op {
         Comparator::Eq => Ok(Val::Bool(jmes_equals(l, r)?)),
         Comparator::Ne => Ok(Val::Bool(!jmes_equals(l, r)?)),

@@ -14,6 +14,8 @@
 //! would produce `inf`/`nan` (which JSON cannot carry) the search fails.
 
 mod ast;
+#[doc(hidden)]
+pub mod compiled;
 mod eval;
 mod functions;
 mod lexer;

@@ -1,0 +1,527 @@
+//! JMESPath transforms compiled to Rust.
+//!
+//! A plain function from the parsed expression ([`Ast`], shaped exactly as python jmespath's
+//! parser builds it) to Rust that evaluates it directly on [`serde_json::Value`]: field lookups
+//! borrow from the input, multi-select hashes build their `Map` in place, projections are `for`
+//! loops. Each node does what `runtime/src/jmespath/eval.rs` does for it (null propagation,
+//! projections dropping `null`s, multi-selects on `null` giving `null`, key order); slices,
+//! flattening, comparisons and function calls go through the helpers of
+//! `chatparse_runtime::jmespath::compiled`, which reuse the interpreter's code.
+//!
+//! Expressions that need what plain JSON cannot hold (`&expr` references, or a `merge` that could
+//! create non-string keys from key/value pairs) are not compiled: [`compile_function`] returns
+//! `None` and the caller keeps the interpreter.
+
+use chatparse_runtime::jmespath::{Ast, Expression};
+use proc_macro2::{Delimiter, Ident, Literal, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+/// A `fn #name(v: &Value) -> Result<Value, JmesError>` evaluating `expression`, or `None` when
+/// the expression uses something the compiler leaves to the interpreter. `rt` is the path of the
+/// runtime crate (`::chatparse::runtime`); `doc` becomes the function's doc comment.
+pub fn compile_function(
+    expression: &Expression,
+    name: &Ident,
+    doc: &str,
+    rt: &TokenStream,
+) -> Option<TokenStream> {
+    let mut compiler = Compiler { next: 0 };
+    let input = Ident::new("v", Span::call_site());
+    let body = compiler.node(expression.ast(), &input)?;
+    let result = body.into_owned();
+    Some(quote! {
+        #[doc = #doc]
+        fn #name(v: &#rt::serde_json::Value) -> ::core::result::Result<#rt::serde_json::Value, #rt::jmespath::JmesError> {
+            #[allow(unused_imports)]
+            use #rt::jmespath::compiled as jp;
+            #[allow(unused_imports)]
+            use #rt::serde_json::{Map, Value};
+            #[allow(unused_imports)]
+            use ::std::borrow::Cow;
+            let value = #result;
+            Ok(value)
+        }
+    })
+}
+
+/// Whether [`compile_function`] compiles `expression`.
+pub fn compiles(expression: &Expression) -> bool {
+    let input = Ident::new("v", Span::call_site());
+    Compiler { next: 0 }
+        .node(expression.ast(), &input)
+        .is_some()
+}
+
+/// Rust for one node.
+struct Code {
+    tokens: TokenStream,
+    /// `true`: an expression of type `&Value` borrowing from the current value (or `'static`);
+    /// `false`: an owned `Value`.
+    borrowed: bool,
+}
+
+impl Code {
+    fn borrowed(tokens: TokenStream) -> Code {
+        Code {
+            tokens,
+            borrowed: true,
+        }
+    }
+
+    fn owned(tokens: TokenStream) -> Code {
+        Code {
+            tokens,
+            borrowed: false,
+        }
+    }
+
+    /// An expression of type `Value`.
+    fn into_owned(self) -> TokenStream {
+        let t = self.tokens;
+        if !self.borrowed {
+            return t;
+        }
+        // A block would end the statement it starts: `{ … }.clone()` needs parentheses.
+        match t.clone().into_iter().next() {
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => quote!((#t).clone()),
+            _ => quote!(#t.clone()),
+        }
+    }
+
+    /// An expression of type `&Value` (an owned result is borrowed as a temporary).
+    fn as_ref(&self) -> TokenStream {
+        let t = &self.tokens;
+        if self.borrowed {
+            quote!(#t)
+        } else {
+            quote!(&#t)
+        }
+    }
+}
+
+struct Compiler {
+    next: usize,
+}
+
+impl Compiler {
+    fn fresh(&mut self, prefix: &str) -> Ident {
+        self.next += 1;
+        format_ident!("{}{}", prefix, self.next)
+    }
+
+    /// `node` evaluated on the current value `v` (a `&Value` binding).
+    fn node(&mut self, node: &Ast, v: &Ident) -> Option<Code> {
+        Some(match node {
+            Ast::Current => Code::borrowed(quote!(#v)),
+            Ast::Field(name) => Code::borrowed(quote!(jp::field(#v, #name))),
+            Ast::Index(i) => {
+                let i = Literal::i64_unsuffixed(*i);
+                Code::borrowed(quote!(jp::index(#v, #i)))
+            }
+            Ast::Slice(s) => {
+                let opt = |b: Option<i64>| match b {
+                    Some(b) => {
+                        let b = Literal::i64_unsuffixed(b);
+                        quote!(Some(#b))
+                    }
+                    None => quote!(None),
+                };
+                let (start, stop, step) = (opt(s.start), opt(s.stop), opt(s.step));
+                Code::owned(quote!(jp::slice(#v, #start, #stop, #step)?))
+            }
+            Ast::Literal(value) => literal(value)?,
+            Ast::Subexpression(children) | Ast::IndexExpression(children) => {
+                self.chain(children.iter(), v)?
+            }
+            Ast::Pipe(l, r) => self.chain([&**l, &**r].into_iter(), v)?,
+            Ast::MultiSelectList(items) => {
+                let items = items
+                    .iter()
+                    .map(|e| Some(self.node(e, v)?.into_owned()))
+                    .collect::<Option<Vec<_>>>()?;
+                Code::owned(quote! {
+                    if #v.is_null() {
+                        Value::Null
+                    } else {
+                        Value::Array(vec![#(#items),*])
+                    }
+                })
+            }
+            Ast::MultiSelectHash(pairs) => {
+                let n = Literal::usize_unsuffixed(pairs.len());
+                let inserts = pairs
+                    .iter()
+                    .map(|pair| {
+                        let key = &pair.key;
+                        let value = self.node(&pair.value, v)?.into_owned();
+                        Some(quote!(m.insert(String::from(#key), #value);))
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Code::owned(quote! {
+                    if #v.is_null() {
+                        Value::Null
+                    } else {
+                        let mut m = Map::with_capacity(#n);
+                        #(#inserts)*
+                        Value::Object(m)
+                    }
+                })
+            }
+            Ast::Projection { left, right } => {
+                self.projection(left, right, None, v, quote!(as_array), quote!(iter))?
+            }
+            Ast::ValueProjection { left, right } => {
+                self.projection(left, right, None, v, quote!(as_object), quote!(values))?
+            }
+            Ast::FilterProjection {
+                left,
+                right,
+                condition,
+            } => self.projection(
+                left,
+                right,
+                Some(condition),
+                v,
+                quote!(as_array),
+                quote!(iter),
+            )?,
+            Ast::Flatten(child) => {
+                let child = self.node(child, v)?.as_ref();
+                Code::owned(quote!(jp::flatten(#child)))
+            }
+            Ast::Or(l, r) => self.or_and(l, r, v, true)?,
+            Ast::And(l, r) => self.or_and(l, r, v, false)?,
+            Ast::Not(e) => {
+                let e = self.node(e, v)?.as_ref();
+                Code::owned(quote!(jp::not(#e)))
+            }
+            Ast::Comparison { op, left, right } => {
+                let op = format_ident!("{}", format!("{op:?}"));
+                let l = self.node(left, v)?.as_ref();
+                let r = self.node(right, v)?.as_ref();
+                Code::owned(quote!(jp::compare(jp::Comparator::#op, #l, #r)?))
+            }
+            Ast::FunctionCall { name, args } => {
+                // merge() accepts key/value pairs after its first argument (python's
+                // dict.update), which can make non-string keys plain JSON cannot hold.
+                if name == "merge" && args.iter().skip(1).any(may_be_array) {
+                    return None;
+                }
+                if name == "merge" {
+                    let args = args
+                        .iter()
+                        .map(|a| {
+                            let code = self.node(a, v)?;
+                            let t = code.tokens;
+                            Some(if code.borrowed {
+                                quote!(Cow::Borrowed(#t))
+                            } else {
+                                quote!(Cow::Owned(#t))
+                            })
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    return Some(Code::owned(quote!(jp::merge(vec![#(#args),*])?)));
+                }
+                let args = args
+                    .iter()
+                    .map(|a| Some(self.node(a, v)?.as_ref()))
+                    .collect::<Option<Vec<_>>>()?;
+                {
+                    Code::owned(quote!(jp::call(#name, &[#(#args),*])?))
+                }
+            }
+            Ast::ExpRef(_) => return None,
+        })
+    }
+
+    /// Each node evaluated on the previous one's result (`a.b`, `a[0]`, `a | b`).
+    fn chain<'n>(&mut self, children: impl Iterator<Item = &'n Ast>, v: &Ident) -> Option<Code> {
+        let children: Vec<&Ast> = children.collect();
+        let mut stmts = Vec::new();
+        let mut cur = v.clone();
+        // Whether `cur` borrows a local owned value (then the result must be cloned out).
+        let mut local = false;
+        for (i, child) in children.iter().enumerate() {
+            let code = self.node(child, &cur)?;
+            if i + 1 == children.len() {
+                let result = if code.borrowed && !local {
+                    Code::borrowed(code.tokens)
+                } else {
+                    Code::owned(code.into_owned())
+                };
+                if stmts.is_empty() {
+                    return Some(result);
+                }
+                let t = result.tokens;
+                return Some(Code {
+                    tokens: quote!({ #(#stmts)* #t }),
+                    borrowed: result.borrowed,
+                });
+            }
+            let next = self.fresh("v");
+            let t = code.tokens;
+            if code.borrowed {
+                stmts.push(quote!(let #next = #t;));
+            } else {
+                let owned = self.fresh("t");
+                stmts.push(quote!(let #owned = #t; let #next = &#owned;));
+                local = true;
+            }
+            cur = next;
+        }
+        Some(Code::borrowed(quote!(#v)))
+    }
+
+    /// A projection of `right` over the array elements (or object values) of `left`, keeping
+    /// the elements where `condition` is truthy, dropping `null` results.
+    fn projection(
+        &mut self,
+        left: &Ast,
+        right: &Ast,
+        condition: Option<&Ast>,
+        v: &Ident,
+        as_container: TokenStream,
+        iter: TokenStream,
+    ) -> Option<Code> {
+        // An array built only to be projected over (`[@][]`, `[]`) is a list of borrows.
+        let (base, iter) = match self.ref_list(left, v) {
+            Some(list) => (list, quote!(into_iter)),
+            None => {
+                let base = self.node(left, v)?.as_ref();
+                (quote!((#base).#as_container()), iter)
+            }
+        };
+        let elem = self.fresh("e");
+        let right = self.node(right, &elem)?;
+        let push = if right.borrowed {
+            let r = right.tokens;
+            quote! {
+                let r = #r;
+                if !r.is_null() {
+                    out.push(r.clone());
+                }
+            }
+        } else {
+            let r = right.tokens;
+            quote! {
+                let r = #r;
+                if !r.is_null() {
+                    out.push(r);
+                }
+            }
+        };
+        let body = match condition {
+            Some(c) => {
+                let c = self.node(c, &elem)?.as_ref();
+                quote! {
+                    if !jp::is_false(#c) {
+                        #push
+                    }
+                }
+            }
+            None => push,
+        };
+        let items = self.fresh("items");
+        Some(Code::owned(quote! {
+            match #base {
+                Some(#items) => {
+                    let mut out = Vec::with_capacity(#items.len());
+                    for #elem in #items.#iter() {
+                        #body
+                    }
+                    Value::Array(out)
+                }
+                None => Value::Null,
+            }
+        }))
+    }
+
+    /// `node` as an `Option<Vec<&Value>>` (`None`: not an array) without copying elements, for
+    /// the array-building nodes where that is possible: a multi-select list of borrowed values
+    /// and a flatten.
+    fn ref_list(&mut self, node: &Ast, v: &Ident) -> Option<TokenStream> {
+        match node {
+            Ast::MultiSelectList(items) => {
+                let mut refs = Vec::new();
+                for item in items {
+                    let code = self.node(item, v)?;
+                    if !code.borrowed {
+                        return None;
+                    }
+                    refs.push(code.tokens);
+                }
+                Some(quote! {
+                    if #v.is_null() {
+                        None
+                    } else {
+                        Some(vec![#(#refs),*])
+                    }
+                })
+            }
+            Ast::Flatten(child) => match self.ref_list(child, v) {
+                Some(list) => Some(quote!((#list).map(jp::flatten_list))),
+                None => {
+                    let child = self.node(child, v)?.as_ref();
+                    Some(quote!(jp::flatten_refs(#child)))
+                }
+            },
+            _ => None,
+        }
+    }
+
+    /// `l || r` (`or`) and `l && r`.
+    fn or_and(&mut self, l: &Ast, r: &Ast, v: &Ident, or: bool) -> Option<Code> {
+        let l = self.node(l, v)?;
+        let r = self.node(r, v)?;
+        let lv = self.fresh("l");
+        let test = if l.borrowed {
+            quote!(jp::is_false(#lv))
+        } else {
+            quote!(jp::is_false(&#lv))
+        };
+        let (lt, l_borrowed) = (l.tokens, l.borrowed);
+        if l_borrowed && r.borrowed {
+            let rt = r.tokens;
+            let (then, otherwise) = if or {
+                (rt, quote!(#lv))
+            } else {
+                (quote!(#lv), rt)
+            };
+            return Some(Code::borrowed(quote! {{
+                let #lv = #lt;
+                if #test { #then } else { #otherwise }
+            }}));
+        }
+        let l_owned = if l_borrowed {
+            quote!(#lv.clone())
+        } else {
+            quote!(#lv)
+        };
+        let r_owned = r.into_owned();
+        let (then, otherwise) = if or {
+            (r_owned, l_owned)
+        } else {
+            (l_owned, r_owned)
+        };
+        Some(Code::owned(quote! {{
+            let #lv = #lt;
+            if #test { #then } else { #otherwise }
+        }}))
+    }
+}
+
+/// A literal: `null` and booleans as constants, a string built in place, anything else built
+/// once in a `static`.
+/// `None` if its JSON text would not read back as the same value (e.g. nesting beyond
+/// `serde_json`'s recursion limit).
+fn literal(value: &Value) -> Option<Code> {
+    match value {
+        Value::Null => {
+            return Some(Code::borrowed(quote!({
+                static NULL: Value = Value::Null;
+                &NULL
+            })))
+        }
+        Value::Bool(b) => {
+            return Some(Code::borrowed(
+                quote!({ static BOOL: Value = Value::Bool(#b); &BOOL }),
+            ))
+        }
+        Value::String(s) => return Some(Code::owned(quote!(Value::String(String::from(#s))))),
+        _ => {}
+    }
+    let text = value.to_string();
+    let back: Value = serde_json::from_str(&text).ok()?;
+    if !same(&back, value) {
+        return None;
+    }
+    Some(Code::borrowed(quote! {{
+        static LITERAL: ::std::sync::LazyLock<Value> = ::std::sync::LazyLock::new(|| jp::literal(#text));
+        &*LITERAL
+    }}))
+}
+
+/// Equal values with equal key order and number text.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether `node` could evaluate to an array (conservatively `true` when unknown).
+fn may_be_array(node: &Ast) -> bool {
+    match node {
+        Ast::Literal(v) => v.is_array(),
+        Ast::MultiSelectHash(_) | Ast::Not(_) | Ast::Comparison { .. } => false,
+        Ast::FunctionCall { name, .. } => name != "merge",
+        Ast::Or(l, r) | Ast::And(l, r) => may_be_array(l) || may_be_array(r),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compiles_source(source: &str) -> bool {
+        compiles(&Expression::compile(source).unwrap())
+    }
+
+    #[test]
+    fn what_compiles() {
+        for source in [
+            "a.b[0].c",
+            "[*].{type: 'function', function: {name: tool_name, arguments: parameters}}",
+            "[@][].merge(id && {id: id} || `{}`, {type: 'function', function: @})",
+            "a[?b > `1`].c | [0]",
+            "*.x[1:-1:2]",
+            "length(keys(@)) == `2` && !a",
+            "merge(@, {a: b}, `{\"c\": 1}`)",
+            "merge(@, {a: b}) | a || b",
+            "merge(@, {a: b}) | `[1]`",
+            "merge(@, {a: b}).c",
+        ] {
+            assert!(compiles_source(source), "{source}");
+            let name = Ident::new("f", Span::call_site());
+            let f = compile_function(
+                &Expression::compile(source).unwrap(),
+                &name,
+                "",
+                &quote!(::rt),
+            )
+            .unwrap();
+            syn::parse2::<syn::File>(f).unwrap_or_else(|e| panic!("{source}: {e}"));
+        }
+        for source in [
+            "sort_by(@, &a)",
+            "[&a]",
+            "merge(@, `[[1, 2]]`)",
+            "merge(@, foo)",
+        ] {
+            assert!(!compiles_source(source), "{source}");
+        }
+    }
+
+    #[test]
+    fn function_is_named_and_documented() {
+        let expression = Expression::compile("{type: 'function', function: @}").unwrap();
+        let name = Ident::new("transform_x", Span::call_site());
+        let f = compile_function(&expression, &name, " doc", &quote!(::rt))
+            .unwrap()
+            .to_string();
+        assert!(f.contains("fn transform_x"), "{f}");
+        assert!(f.contains("doc = \" doc\""), "{f}");
+        assert!(!f.contains("unwrap") && !f.contains("expect"), "{f}");
+    }
+}
