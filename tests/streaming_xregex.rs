@@ -282,6 +282,7 @@ fn streamed_message_equals_one_shot_on_the_conformance_corpus() {
 fn streamed_message_equals_one_shot_on_delimiter_soups() {
     let mut rng = Rng(0xdead_beef_0006);
     let mut failures = Vec::new();
+    let mut kinds = std::collections::BTreeMap::<&str, usize>::new();
     for name in STREAMABLE {
         let path = repo_root().join(format!("schemas/{name}.json"));
         let text = std::fs::read_to_string(&path).unwrap();
@@ -311,15 +312,43 @@ fn streamed_message_equals_one_shot_on_delimiter_soups() {
             ]
             .map(str::to_owned),
         );
+        // Well-formed segments, so that many soups parse (tool calls included), not only fail.
+        let segments: &[&str] = &[
+            "<|channel|>analysis<|message|>Think.\n<|end|>",
+            "<|start|>assistant<|channel|>final<|message|>Done. <|return|>",
+            "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Oslo\"}<|call|>",
+            "to=functions.f<|channel|>x<|message|>{}<|call|>",
+            "<|START_THINKING|>Plan.<|END_THINKING|>",
+            "<|START_RESPONSE|>Hi é<|END_RESPONSE|>",
+            "<|START_ACTION|>[{\"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>",
+            "<|END_OF_TURN_TOKEN|>",
+            "text ",
+        ];
         for _ in 0..400 {
-            let n = 1 + rng.below(12);
+            let n = 1 + rng.below(8);
             let input: String = (0..n)
-                .map(|_| atoms[rng.below(atoms.len())].as_str())
+                .map(|_| {
+                    if rng.below(3) == 0 {
+                        atoms[rng.below(atoms.len())].as_str()
+                    } else {
+                        segments[rng.below(segments.len())]
+                    }
+                })
                 .collect();
             let mut cuts = chunkings(&input, &mut rng, 20);
             cuts.truncate(60);
+            if let Ok(v) = schema.parse(&input) {
+                *kinds.entry(name).or_default() += usize::from(v.get("tool_calls").is_some());
+            }
             failures.extend(check(name, &schema, &plan, &input, &cuts));
         }
+    }
+    // The soups reach tool calls that parse, not only errors and text fields.
+    for name in STREAMABLE {
+        assert!(
+            kinds.get(name).copied().unwrap_or(0) >= 10,
+            "{name}: {kinds:?}"
+        );
     }
     assert!(
         failures.is_empty(),
