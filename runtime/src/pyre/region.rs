@@ -342,3 +342,64 @@ fn region_shape(root: &Node, groups: usize, named: bool) -> Result<RegionShape, 
         closers,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(p: &str) -> Result<RegionShape, String> {
+        PyRegex::new(p).unwrap().region_shape()
+    }
+
+    fn lit(s: &str) -> Delim {
+        Delim::Lit(s.to_owned())
+    }
+
+    #[test]
+    fn literal_delimited_fields_have_a_shape() {
+        let s = shape(r"<\|channel\|>final<\|message\|>(.*?)(?:<\|return\|>|<\|end\|>|$)").unwrap();
+        assert_eq!(s.opener, "<|channel|>final<|message|>");
+        assert!(!s.capture_from_opener && s.header.is_none() && s.not_followed_by.is_empty());
+        assert_eq!(
+            s.closers,
+            [lit("<|return|>"), lit("<|end|>"), Delim::Dollar]
+        );
+
+        // gpt_oss's tool calls: the capture starts at the opener, a header loop before the body.
+        let s = shape(
+            r"(to=functions\.(?:[^<]|<\|channel\|>|<\|constrain\|>)*?<\|message\|>.*?)(?:<\|call\|>|$)",
+        )
+        .unwrap();
+        assert!(s.capture_from_opener);
+        let header = s.header.unwrap();
+        assert_eq!(header.terminator, "<|message|>");
+        assert_eq!(header.alternatives.len(), 3);
+        assert!(header.alternatives[0].class_matches('x'));
+        assert!(!header.alternatives[0].class_matches('<'));
+
+        // cohere's reasoning: a negative look-ahead after the opener.
+        let s = shape(r"<\|START_THINKING\|>(?!<\|END_THINKING\|>|$)(.*?)(?:<\|END_THINKING\|>|$)")
+            .unwrap();
+        assert_eq!(s.not_followed_by, [lit("<|END_THINKING|>"), Delim::Dollar]);
+        assert_eq!(shape(r"<a>(.*?)$").unwrap().closers, [Delim::Dollar]);
+    }
+
+    #[test]
+    fn other_patterns_say_why_not() {
+        for (pattern, why) in [
+            (r"(?i)<a>(.*?)$", "case-insensitive"),
+            (r"<a>(.*?)</a>", "no closer alternative is `$`"),
+            (r"<a>(.*)$", "repetition other than a lazy"),
+            (r"(?:<a>|<b>)(.*?)$", "literal opener"),
+            (r"<a>(?:x|xy)*?<b>(.*?)$", "same position"),
+            (r"<a>(?P<x>.*?)$", "unnamed"),
+            (r"^<a>(.*?)$", "anchor"),
+            (r"<a>\s*(.*?)$", "repetition"),
+            (r"<a>(.*?)(?:</a>|$)x", "follows the closers"),
+            (r"<a>(.*?)(?:</a>\s|$)", "not a literal"),
+        ] {
+            let err = shape(pattern).unwrap_err();
+            assert!(err.contains(why), "{pattern}: {err}");
+        }
+    }
+}
