@@ -15,7 +15,9 @@
 //! field's value, or an iterator item's value). The final message equals
 //! [`Schema::parse`](crate::Schema::parse) on the whole output, for every chunking. Text is held
 //! back only while a prefix of a closer (or a `\n` that `$` may claim) ends the buffer; each feed
-//! costs O(chunk + longest delimiter).
+//! costs O(chunk + longest delimiter), except that a candidate opener that fails its look-ahead
+//! or header makes the search resume one byte after it (as `re.search` does), re-reading that
+//! candidate's header.
 //!
 //! ```
 //! use chatparse_runtime::{Schema, stream::{Event, XRegexPlan, XRegexStreamParser}};
@@ -99,6 +101,19 @@ struct Region {
     opener: Finder<'static>,
     /// Finders for the literal closers, in pattern order (`None` for `$`).
     closers: Vec<Option<Finder<'static>>>,
+    /// The bytes a closer can start with (`\n` for `$`), when there are at most three: text
+    /// without any of them holds no closer and nothing to hold back.
+    closer_starts: Option<Vec<u8>>,
+}
+
+/// Whether `hay` contains any of `bytes` (at most three).
+fn contains_any(bytes: &[u8], hay: &[u8]) -> bool {
+    match *bytes {
+        [a] => memchr::memchr(a, hay).is_some(),
+        [a, b] => memchr::memchr2(a, b, hay).is_some(),
+        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
+        _ => true,
+    }
 }
 
 impl Region {
@@ -112,10 +127,21 @@ impl Region {
                 Delim::Dollar => None,
             })
             .collect();
+        let mut starts: Vec<u8> = shape
+            .closers
+            .iter()
+            .filter_map(|c| match c {
+                Delim::Lit(l) => l.as_bytes().first().copied(),
+                Delim::Dollar => Some(b'\n'),
+            })
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
         Region {
             shape,
             opener,
             closers,
+            closer_starts: (starts.len() <= 3).then_some(starts),
         }
     }
 }
@@ -473,6 +499,21 @@ impl<'p> XRegexStreamParser<'p> {
             let next = match scan {
                 Scan::Done => return Ok(()),
                 Scan::Seek { from } => {
+                    // Text without the opener's first byte holds no opener, nor a prefix of one.
+                    let first = region.shape.opener.as_bytes().first().copied();
+                    let rest = bytes.get(from..).unwrap_or_default();
+                    if let (Some(b), false) = (first, eof) {
+                        if memchr::memchr(b, rest).is_none() {
+                            set(
+                                &mut self.scans,
+                                i,
+                                Scan::Seek {
+                                    from: len.max(from),
+                                },
+                            );
+                            return Ok(());
+                        }
+                    }
                     let found = bytes
                         .get(from..)
                         .and_then(|rest| region.opener.find(rest))
@@ -685,6 +726,15 @@ fn body_end(region: &Region, bytes: &[u8], body: usize, scan: usize, eof: bool) 
     let len = bytes.len();
     let from = scan.max(body);
     let rest = bytes.get(from..).unwrap_or_default();
+    if !eof {
+        if let Some(starts) = &region.closer_starts {
+            if !contains_any(starts, rest) {
+                return BodyEnd::Wait {
+                    safe: len.max(from),
+                };
+            }
+        }
+    }
     let first = region
         .closers
         .iter()
