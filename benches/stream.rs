@@ -7,12 +7,20 @@
 //! (the implicit `content` region, whose close is a pattern for the Qwen templates).
 //! `cargo bench --bench stream`; every group prints the three timings, and the ratios are their
 //! quotients.
+//!
+//! `stream/xregex/gpt_oss`: the x-regex schema `schemas/gpt_oss.json` (its fields are
+//! literal-delimited regions, so it streams through `XRegexStreamParser`), on a ~64 KB output
+//! (reasoning padded, then an answer and a tool call): the one-shot interpreter parse vs the
+//! stream fed whole, in 64-byte and in 4-byte chunks (`cargo bench --bench stream -- xregex`).
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use chatparse::runtime::stream::{Event, ResponseTemplate, StreamParser};
+use chatparse::runtime::stream::{
+    Event, ResponseTemplate, StreamParser, XRegexPlan, XRegexStreamParser,
+};
+use chatparse::Schema;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::Value;
 
@@ -165,12 +173,53 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// The gpt_oss x-regex schema on a ~64 KB output.
+fn bench_xregex(c: &mut Criterion) {
+    let path = root().join("schemas/gpt_oss.json");
+    let schema = Schema::from_path(&path).expect("shipped schema");
+    let plan = XRegexPlan::new(Schema::from_path(&path).expect("shipped schema"))
+        .expect("gpt_oss streams");
+    let head = "<|channel|>analysis<|message|>";
+    let tail = "<|end|><|start|>assistant<|channel|>final<|message|>Checking the weather.<|end|>\
+                <|start|>assistant<|channel|>commentary to=functions.get_weather \
+                <|constrain|>json<|message|>{\"city\": \"Oslo\", \"days\": 2}<|call|>";
+    let text = format!("{head}{}{tail}", filler(TARGET - head.len() - tail.len()));
+    let one_shot = schema.parse(&text).expect("parses");
+    let run = |pieces: &[&str]| {
+        let mut parser = XRegexStreamParser::new(&plan);
+        let mut n = 0usize;
+        for piece in pieces {
+            parser
+                .feed_with(piece, |e| {
+                    black_box(&e);
+                    n += 1;
+                })
+                .expect("feeds");
+        }
+        let (message, events) = parser.finish().expect("finishes");
+        (message, n + events.len())
+    };
+    for size in [4, 64, TARGET] {
+        assert_eq!(run(&chunks(&text, size)).0, one_shot, "chunks of {size}");
+    }
+    let mut group = c.benchmark_group("stream/xregex/gpt_oss");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("one_shot", |b| {
+        b.iter(|| schema.parse(black_box(&text)).expect("parses"))
+    });
+    for (name, size) in [("one_feed", text.len()), ("chunks_64", 64), ("chunks_4", 4)] {
+        let pieces = chunks(&text, size);
+        group.bench_function(name, |b| b.iter(|| run(black_box(&pieces))));
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    targets = bench
+    targets = bench, bench_xregex
 }
 criterion_main!(benches);

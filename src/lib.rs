@@ -25,6 +25,26 @@
 //! assert_eq!(schema.parse("so the answer: 42")?, serde_json::json!({"answer": 42}));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! x-regex schemas whose fields are literal-delimited regions stream (the README's example):
+//!
+//! ```
+//! use chatparse::runtime::stream::{XRegexPlan, XRegexStreamParser};
+//!
+//! let plan = XRegexPlan::new(chatparse::shipped::schema("gpt_oss").unwrap())?;
+//! let mut parser = XRegexStreamParser::new(&plan);
+//! for chunk in ["<|channel|>final<|message|>Hel", "lo!<|return|>"] {
+//!     for event in parser.feed(chunk)? {
+//!         println!("{}", event.to_json());
+//!     }
+//! }
+//! let (message, _) = parser.finish()?;
+//! assert_eq!(message["content"], "Hello!");
+//! // The others say why not.
+//! let refusal = XRegexPlan::new(chatparse::shipped::schema("hermes").unwrap()).unwrap_err();
+//! assert_eq!(refusal.pointer, "/x-regex");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use chatparse::runtime::stream::{is_response_template, ResponseTemplate, StreamParser};
+use chatparse::runtime::stream::{
+    is_response_template, Event, ResponseTemplate, StreamParser, XRegexPlan, XRegexStreamParser,
+};
 use chatparse::{shipped, templates, Schema, SchemaError};
 
 /// Exit codes of the contract.
@@ -38,15 +40,17 @@ enum Command {
     },
     /// List the shipped schema names, one per line.
     Schemas,
-    /// Stream standard input through a response_template: one JSON event per line as the input
-    /// arrives, then the final message.
+    /// Stream standard input through a response_template (or an x-regex schema whose fields are
+    /// literal-delimited, e.g. gpt_oss): one JSON event per line as the input arrives, then the
+    /// final message.
     Stream(StreamArgs),
 }
 
 #[derive(clap::Args)]
 struct StreamArgs {
     /// A shipped response template (a file stem in `response_templates/`: gemma4, qwen3,
-    /// qwen3_5) or a path to a response_template .json file.
+    /// qwen3_5), a shipped x-regex schema that streams (gpt_oss, cohere_command_r7b), or a path
+    /// to either kind of .json file.
     #[arg(long, visible_alias = "template", value_name = "NAME|PATH")]
     schema: String,
     /// The prompt the model continues (the text before its output), read from FILE; the parser
@@ -273,30 +277,64 @@ fn list_schemas() -> Result<ExitCode, Failure> {
 
 /// `stream --schema`: a shipped template name, else a path to a template file. An x-regex
 /// response schema (a shipped name or a file of that shape) cannot stream yet.
-fn load_template(spec: &str) -> Result<ResponseTemplate, Failure> {
-    let x_regex = || {
+/// What `chatparse stream` runs: a response template, or an x-regex schema that streams.
+enum StreamSource {
+    Template(Box<ResponseTemplate>),
+    XRegex(Box<XRegexPlan>),
+}
+
+/// An x-regex schema for streaming: its plan, or why it cannot stream (with a hint when a
+/// response_template ships for the same family).
+fn x_regex_plan(spec: &str, schema: Schema) -> Result<StreamSource, Failure> {
+    XRegexPlan::new(schema)
+        .map(|plan| StreamSource::XRegex(Box::new(plan))).map_err(|refusal| {
+        let pointer = if refusal.pointer.is_empty() {
+            "(root)"
+        } else {
+            &refusal.pointer
+        };
+        let stem = std::path::Path::new(spec)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or(spec);
+        let hint = if templates::text(stem).is_some() {
+            format!(
+                "; a response_template ships for this family: chatparse stream --schema {stem}"
+            )
+        } else {
+            format!(
+                "; x-regex schemas that stream: literal-delimited fields only (shipped \
+                 response templates: {})",
+                templates::names().collect::<Vec<_>>().join(", ")
+            )
+        };
         Failure::new(
             EXIT_BAD_SCHEMA,
             format!(
-                "schema {spec} is an x-regex response schema; streaming is only available for \
-                 response_template files (shipped: {})",
-                templates::names().collect::<Vec<_>>().join(", ")
+                "schema {spec} is an x-regex response schema that cannot stream: {pointer}: {}{hint}",
+                refusal.reason
             ),
         )
-    };
+    })
+}
+
+fn load_stream_source(spec: &str) -> Result<StreamSource, Failure> {
     if let Some(loaded) = templates::try_template(spec) {
-        return loaded.map_err(|e| schema_failure(&e));
+        return loaded
+            .map(|t| StreamSource::Template(Box::new(t)))
+            .map_err(|e| schema_failure(&e));
     }
-    if shipped::text(spec).is_some() {
-        return Err(x_regex());
+    if let Some(loaded) = shipped::try_schema(spec) {
+        let schema = loaded.map_err(|e| schema_failure(&e))?;
+        return x_regex_plan(spec, schema);
     }
     let path = PathBuf::from(spec);
     if !path.exists() {
         return Err(Failure::new(
             EXIT_BAD_SCHEMA,
             format!(
-                "no shipped response template named {spec:?} and no file at that path \
-                 (shipped: {})",
+                "no shipped response template or schema named {spec:?} and no file at that path \
+                 (shipped templates: {})",
                 templates::names().collect::<Vec<_>>().join(", ")
             ),
         ));
@@ -313,11 +351,46 @@ fn load_template(spec: &str) -> Result<ResponseTemplate, Failure> {
             .iter()
             .any(|k| value.get(k).is_some());
         if !is_response_template(&value) && schema_shaped {
-            return Err(x_regex());
+            let schema = Schema::from_json_str_named(&text, &path.display().to_string())
+                .map_err(|e| schema_failure(&e))?;
+            return x_regex_plan(spec, schema);
         }
     }
     ResponseTemplate::from_json_str_named(&text, &path.display().to_string())
+        .map(|t| StreamSource::Template(Box::new(t)))
         .map_err(|e| schema_failure(&e))
+}
+
+/// The parser `chatparse stream` feeds.
+enum Streamer<'a> {
+    Template(Box<StreamParser<'a>>),
+    XRegex(XRegexStreamParser<'a>),
+}
+
+impl Streamer<'_> {
+    fn feed_with(
+        &mut self,
+        chunk: &str,
+        on_event: impl FnMut(Event<'_>),
+    ) -> Result<(), chatparse::ParseError> {
+        match self {
+            Streamer::Template(p) => p.feed_with(chunk, on_event),
+            Streamer::XRegex(p) => p.feed_with(chunk, on_event),
+        }
+    }
+
+    /// Ends the stream: the last events go to `on_event`; returns the message.
+    fn finish(
+        self,
+        on_event: impl FnMut(Event<'_>),
+    ) -> Result<serde_json::Value, chatparse::ParseError> {
+        let (message, events) = match self {
+            Streamer::Template(p) => p.finish()?,
+            Streamer::XRegex(p) => p.finish()?,
+        };
+        events.into_iter().for_each(on_event);
+        Ok(message)
+    }
 }
 
 fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {
@@ -341,7 +414,7 @@ fn read_tools(path: &PathBuf) -> Result<Vec<serde_json::Value>, Failure> {
 
 /// One JSON event per line, flushed after every read; the final message last.
 fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
-    let template = load_template(&args.schema)?;
+    let source = load_stream_source(&args.schema)?;
     let prefix = match &args.prefix {
         Some(path) => read_text_file("prefix", path)?,
         None => String::new(),
@@ -351,12 +424,31 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
         None => Vec::new(),
     };
     let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
-    let mut parser = StreamParser::with_tools(&template, &prefix, &tools).map_err(parse_failure)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    for event in parser.initial_events() {
-        writeln!(out, "{}", event.to_json())?;
-    }
+    let mut parser = match &source {
+        StreamSource::Template(template) => {
+            let parser =
+                StreamParser::with_tools(template, &prefix, &tools).map_err(parse_failure)?;
+            for event in parser.initial_events() {
+                writeln!(out, "{}", event.to_json())?;
+            }
+            Streamer::Template(Box::new(parser))
+        }
+        StreamSource::XRegex(plan) => {
+            if args.prefix.is_some() || args.tools.is_some() {
+                return Err(Failure::new(
+                    EXIT_BAD_SCHEMA,
+                    format!(
+                        "--prefix and --tools apply to response templates; the x-regex schema {} \
+                         parses the model output alone",
+                        args.schema
+                    ),
+                ));
+            }
+            Streamer::XRegex(XRegexStreamParser::new(plan.as_ref()))
+        }
+    };
     out.flush()?;
 
     let mut stdin = io::stdin().lock();
@@ -405,10 +497,15 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
             "input is not valid UTF-8: it ends inside a multi-byte sequence",
         ));
     }
-    let (message, events) = parser.finish().map_err(parse_failure)?;
-    for event in events {
-        writeln!(out, "{}", event.to_json())?;
-    }
+    let mut written = Ok(());
+    let message = parser
+        .finish(|event| {
+            if written.is_ok() {
+                written = writeln!(out, "{}", event.to_json());
+            }
+        })
+        .map_err(parse_failure)?;
+    written?;
     writeln!(out, "{message}")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)

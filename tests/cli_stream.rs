@@ -289,19 +289,74 @@ fn a_region_the_reference_cannot_parse_exits_1() {
 }
 
 #[test]
-fn x_regex_schemas_cannot_stream() {
-    for spec in ["gpt_oss", "qwen3_coder", "schemas/qwen3.json"] {
+fn x_regex_schemas_that_cannot_stream_say_where_and_why() {
+    for (spec, pointer) in [
+        ("qwen3_coder", "/x-regex"),
+        ("schemas/qwen3.json", "/x-regex-substitutions"),
+        ("hermes", "/x-regex"),
+    ] {
         let out = run(&["stream", "--schema", spec], b"hi");
         assert_eq!(out.status.code(), Some(2), "{spec}");
         let err = text(&out.stderr);
         assert!(
             err.contains(&format!(
-                "schema {spec} is an x-regex response schema; streaming is only available for \
-                 response_template files"
+                "schema {spec} is an x-regex response schema that cannot stream: {pointer}: "
             )),
             "{err}"
         );
     }
+    // A response_template ships for the Qwen 3 family: the error says so.
+    let err = text(&run(&["stream", "--schema", "schemas/qwen3.json"], b"hi").stderr);
+    assert!(
+        err.contains("a response_template ships for this family: chatparse stream --schema qwen3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn x_regex_schemas_with_literal_delimited_fields_stream() {
+    // The expected message is the one-shot parse of the same input (`chatparse parse`).
+    let input = "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant\
+                 <|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>\
+                 {\"city\": \"Paris\"}<|call|>";
+    let parsed = run(&["parse", "--schema", "gpt_oss"], input.as_bytes());
+    assert_eq!(parsed.status.code(), Some(0), "{}", text(&parsed.stderr));
+    let want: Value = serde_json::from_str(text(&parsed.stdout).trim()).unwrap();
+    for spec in ["gpt_oss", "schemas/gpt_oss.json"] {
+        let out = run(&["stream", "--schema", spec], input.as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let lines: Vec<Value> = text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let (message, events) = lines.split_last().unwrap();
+        assert!(same_value(message, &want), "{message} vs {want}");
+        let thinking: String = events
+            .iter()
+            .filter(|e| e["type"] == "region_chunk" && e["field"] == "thinking")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(thinking, "Need the weather.");
+        assert!(events.iter().any(|e| e["type"] == "region_close"
+            && e["field"] == "tool_calls"
+            && e["value"]["function"]["name"] == "get_weather"));
+    }
+    // No prompt prefix for x-regex schemas.
+    let dir = scratch("xregex-prefix");
+    let prefix = dir.join("prefix.txt");
+    std::fs::write(&prefix, "x").unwrap();
+    let out = run(
+        &[
+            "stream",
+            "--schema",
+            "gpt_oss",
+            "--prefix",
+            &prefix.display().to_string(),
+        ],
+        b"hi",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--prefix and --tools apply to response templates"));
 }
 
 #[test]

@@ -53,7 +53,17 @@ impl<'o> Generator<'o> {
         }
     }
 
-    pub fn module(mut self, schema: &Schema, schema_text: &str) -> TokenStream {
+    pub fn module(self, schema: &Schema, schema_text: &str) -> TokenStream {
+        self.module_with(schema, schema_text, TokenStream::new())
+    }
+
+    /// [`Generator::module`] with `extra` items inside the module.
+    pub fn module_with(
+        mut self,
+        schema: &Schema,
+        schema_text: &str,
+        extra: TokenStream,
+    ) -> TokenStream {
         let root = self.node(schema.root(), "response", Kinds::ROOT);
         let rt = self.rt.clone();
         let Options {
@@ -131,6 +141,8 @@ impl<'o> Generator<'o> {
                 #parse
 
                 #(#items)*
+
+                #extra
             }
         }
     }

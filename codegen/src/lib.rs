@@ -55,6 +55,58 @@ pub fn generate(schema: &Schema, schema_text: &str, options: &Options) -> TokenS
     generator::Generator::new(options).module(schema, schema_text)
 }
 
+/// [`generate`], plus streaming for an x-regex schema that can stream (check it with
+/// [`XRegexPlan::check`](chatparse_runtime::stream::XRegexPlan::check) first: the generated code
+/// builds the plan with an `expect`). The module also has `pub type StreamParser`
+/// (an [`XRegexStreamParser`](chatparse_runtime::stream::XRegexStreamParser) over the embedded
+/// schema), `stream_plan()` and `stream()`.
+///
+/// ```
+/// let text = r#"{"type": "object", "properties": {
+///     "content": {"type": "string", "x-regex": "<a>(.*?)(?:</a>|$)"}}}"#;
+/// let schema = chatparse_runtime::Schema::from_json_str(text).unwrap();
+/// chatparse_runtime::stream::XRegexPlan::check(&schema).unwrap();
+/// let options = chatparse_codegen::Options {
+///     module: proc_macro2::Ident::new("demo", proc_macro2::Span::call_site()),
+///     visibility: quote::quote!(pub),
+///     include_path: None,
+///     source_name: "demo.json".into(),
+///     runtime: quote::quote!(::chatparse::runtime),
+/// };
+/// let tokens = chatparse_codegen::generate_streaming(&schema, text, &options).to_string();
+/// assert!(tokens.contains("pub fn stream"));
+/// ```
+pub fn generate_streaming(schema: &Schema, schema_text: &str, options: &Options) -> TokenStream {
+    let rt = &options.runtime;
+    let source_name = &options.source_name;
+    let stream_doc = format!(
+        " Start streaming a model output through `{source_name}`: `feed` chunks as they arrive, \
+         then `finish` (the message equals [`parse_value`] of the whole output)."
+    );
+    let extra = quote::quote! {
+        /// The streaming parser of this schema (its fields are literal-delimited regions).
+        pub type StreamParser = #rt::stream::XRegexStreamParser<'static>;
+
+        static STREAM_PLAN: Lazy<#rt::stream::XRegexPlan> = Lazy::new(|| {
+            let schema = #rt::Schema::from_json_str_named(SCHEMA, #source_name)
+                .expect("schema validated when the parser was generated");
+            #rt::stream::XRegexPlan::new(schema)
+                .expect("streaming checked when the parser was generated")
+        });
+
+        /// The streaming plan (checked at build time, built on first use).
+        pub fn stream_plan() -> &'static #rt::stream::XRegexPlan {
+            &STREAM_PLAN
+        }
+
+        #[doc = #stream_doc]
+        pub fn stream() -> StreamParser {
+            #rt::stream::XRegexStreamParser::new(&STREAM_PLAN)
+        }
+    };
+    generator::Generator::new(options).module_with(schema, schema_text, extra)
+}
+
 /// Generate the streaming module for a validated `response_template` whose JSON text is
 /// `template_text` (check it with
 /// [`ResponseTemplate::from_json_str_named`](chatparse_runtime::stream::ResponseTemplate::from_json_str_named)

@@ -11,21 +11,46 @@ use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::{Ident, LitStr, Token, Visibility};
 
-/// `"path.json"` or `pub(crate) mod name = "path.json"`.
+/// `"path.json"` or `pub(crate) mod name = "path.json"`, then options (`, stream`).
 struct Invocation {
     visibility: Visibility,
     module: Option<Ident>,
     path: LitStr,
+    /// `stream`: also generate a streaming parser (x-regex schemas that can stream).
+    stream: bool,
+}
+
+/// `, stream` after the path (a trailing comma is allowed).
+fn parse_options(input: ParseStream) -> syn::Result<bool> {
+    let mut stream = false;
+    while input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+        if input.is_empty() {
+            break;
+        }
+        let option: Ident = input.parse()?;
+        if option == "stream" {
+            stream = true;
+        } else {
+            return Err(syn::Error::new(
+                option.span(),
+                format!("unknown option `{option}`: the only option is `stream`"),
+            ));
+        }
+    }
+    Ok(stream)
 }
 
 impl Parse for Invocation {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         if input.peek(LitStr) {
             let path = input.parse()?;
+            let stream = parse_options(input)?;
             return Ok(Self {
                 visibility: syn::parse_quote!(pub),
                 module: None,
                 path,
+                stream,
             });
         }
         let forms = "expected `response_parser!(\"path.json\")` or \
@@ -36,10 +61,12 @@ impl Parse for Invocation {
         let module = input.parse().map_err(with_forms)?;
         input.parse::<Token![=]>().map_err(with_forms)?;
         let path = input.parse().map_err(with_forms)?;
+        let stream = parse_options(input)?;
         Ok(Self {
             visibility,
             module: Some(module),
             path,
+            stream,
         })
     }
 }
@@ -50,6 +77,11 @@ impl Parse for Invocation {
 /// `type`/`properties`), the module embeds the template (`pub const TEMPLATE: &str`) and offers
 /// `parse(text, prefix)`, `stream(prefix)` (a `StreamParser<'static>`) and their `_with_tools`
 /// forms.
+///
+/// `response_parser!("schemas/gpt_oss.json", stream)` also generates streaming for an x-regex
+/// schema whose fields are literal-delimited regions (`StreamParser`, `stream()`, `stream_plan()`:
+/// the runtime's `XRegexStreamParser` over the embedded schema); for a schema that cannot stream,
+/// `stream` is a compile error naming the JSON pointer and the reason. Templates always stream.
 ///
 /// `response_parser!("schemas/gpt_oss.json")` expands to `pub mod gpt_oss { … }` (named after the
 /// file stem); `response_parser!(pub(crate) mod my_name = "path.json")` names it explicitly.
@@ -102,6 +134,25 @@ fn expand(invocation: &Invocation) -> Result<proc_macro2::TokenStream, Vec<Strin
     }
     let schema =
         chatparse_runtime::Schema::from_json_str_named(&text, &relative).map_err(problems)?;
+    if invocation.stream {
+        chatparse_runtime::stream::XRegexPlan::check(&schema).map_err(|refusal| {
+            let pointer = if refusal.pointer.is_empty() {
+                "(root)"
+            } else {
+                &refusal.pointer
+            };
+            vec![format!(
+                "{relative}: {pointer}: this schema cannot stream: {}\n  fix: drop the `stream` \
+                 option, or use a schema (or response_template) whose fields are literal-delimited \
+                 regions",
+                refusal.reason
+            )]
+        })?;
+        let options = options(invocation, &path, relative)?;
+        return Ok(chatparse_codegen::generate_streaming(
+            &schema, &text, &options,
+        ));
+    }
     let options = options(invocation, &path, relative)?;
     Ok(chatparse_codegen::generate(&schema, &text, &options))
 }

@@ -12,7 +12,7 @@ pub(crate) fn parse(root: &Node, text: &str) -> Result<Value, ParseError> {
     parse_node(root, Content::borrowed(text))
 }
 
-fn parse_node(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
+pub(crate) fn parse_node(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
     if let Some(constant) = &node.constant {
         return Ok(constant.clone());
     }
@@ -63,7 +63,7 @@ fn regex_stages<'t>(node: &Node, text: &'t str) -> Result<Option<Content<'t>>, P
     Ok(Some(content))
 }
 
-fn after_regex(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
+pub(crate) fn after_regex(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
     let content = match &node.parser {
         Some(parser) => support::parse_json(
             content,

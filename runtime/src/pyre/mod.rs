@@ -44,6 +44,7 @@ mod literal;
 mod matcher;
 mod parse;
 mod pyutil;
+mod region;
 mod spans;
 mod template;
 #[cfg(test)]
@@ -53,6 +54,7 @@ use once_cell::sync::OnceCell;
 
 pub use emit::DollarFixup;
 pub use matcher::FANCY_BACKTRACK_LIMIT;
+pub use region::{Delim, Header, HeaderAlt, RegionShape};
 
 use literal::{LiteralPlan, ScanCache};
 use matcher::Compiled;

@@ -50,7 +50,9 @@ mod events;
 mod fast;
 mod parser;
 mod template;
+mod xregex;
 
 pub use events::Event;
 pub use parser::StreamParser;
 pub use template::{is_response_template, ResponseTemplate};
+pub use xregex::{NotStreamable, XRegexPlan, XRegexStreamParser};

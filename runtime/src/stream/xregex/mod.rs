@@ -1,0 +1,837 @@
+//! Streaming for x-regex response schemas whose fields are *literal-delimited regions*.
+//!
+//! An x-regex schema streams when its root is an object whose properties are each a `const`, an
+//! `x-regex` or an `x-regex-iterator` (array with `items`) whose pattern has the region shape of
+//! [`RegionShape`]: a literal opener, optionally a negative look-ahead of literals/`$` and a
+//! deterministic header loop, a lazy DOTALL `.*?` body in the one capture group, and closers
+//! that are literals or `$` (with `$` among them). For such a pattern, the first match (or the
+//! successive matches of `re.finditer`) can be found by a forward scan that never needs text it
+//! has not seen, so the fields can be streamed; every other schema is refused by
+//! [`XRegexPlan::new`] with a [`NotStreamable`] naming the JSON pointer and the reason.
+//!
+//! [`XRegexStreamParser`] has the API and the events of the `response_template`
+//! [`StreamParser`](super::StreamParser): `feed(chunk) -> events`, `finish() -> (message,
+//! events)`, with `region_open`, `region_chunk` (with `dirty`) and `region_close` (with the
+//! field's value, or an iterator item's value). The final message equals
+//! [`Schema::parse`](crate::Schema::parse) on the whole output, for every chunking. Text is held
+//! back only while a prefix of a closer (or a `\n` that `$` may claim) ends the buffer; each feed
+//! costs O(chunk + longest delimiter), except that a candidate opener that fails its look-ahead
+//! or header makes the search resume one byte after it (as `re.search` does), re-reading that
+//! candidate's header.
+//!
+//! ```
+//! use chatparse_runtime::{Schema, stream::{Event, XRegexPlan, XRegexStreamParser}};
+//!
+//! let schema = Schema::from_json_str(r#"{"type": "object", "properties": {
+//!     "role": {"const": "assistant"},
+//!     "thinking": {"type": "string", "x-regex": "<think>(.*?)(?:</think>|$)"},
+//!     "content": {"type": "string", "x-regex": "<answer>(.*?)(?:</answer>|$)"}
+//! }}"#)?;
+//! let plan = XRegexPlan::new(schema).map_err(|e| e.to_string())?;
+//! let mut parser = XRegexStreamParser::new(&plan);
+//! let mut thinking = String::new();
+//! for chunk in ["<think>Let me", " see.</th", "ink><answer>4"] {
+//!     for event in parser.feed(chunk)? {
+//!         if let Event::RegionChunk { field: "thinking", text, .. } = event {
+//!             thinking.push_str(&text);
+//!         }
+//!     }
+//! }
+//! let (message, _) = parser.finish()?;
+//! assert_eq!(thinking, "Let me see.");
+//! assert_eq!(message, serde_json::json!({"role": "assistant", "thinking": "Let me see.", "content": "4"}));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+use memchr::memmem::Finder;
+use serde_json::{Map, Value};
+
+use super::Event;
+use crate::error::{ParseError, ParseErrorKind};
+use crate::pyre::{Delim, HeaderAlt, RegionShape};
+use crate::schema::{Items, Node, NodeType, Schema};
+use crate::support::{self, Content};
+
+/// Why a schema cannot stream: the JSON pointer of the node or keyword, and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotStreamable {
+    /// The schema's source name.
+    pub source_name: String,
+    /// JSON pointer of the offending node or keyword (`""` is the root).
+    pub pointer: String,
+    /// Why it cannot stream.
+    pub reason: String,
+}
+
+impl fmt::Display for NotStreamable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() {
+            "(root)"
+        } else {
+            &self.pointer
+        };
+        write!(
+            f,
+            "response schema {} cannot stream: {pointer}: {}",
+            self.source_name, self.reason
+        )
+    }
+}
+
+impl std::error::Error for NotStreamable {}
+
+/// How one root property is produced.
+#[derive(Debug)]
+enum FieldKind {
+    /// `const`: the constant.
+    Const,
+    /// `x-regex`: the first match's group.
+    Search(Region),
+    /// `x-regex-iterator`: every match, each parsed with `items`.
+    Iterate(Region),
+}
+
+/// A region pattern ready to scan.
+#[derive(Debug)]
+struct Region {
+    shape: RegionShape,
+    opener: Finder<'static>,
+    /// Finders for the literal closers, in pattern order (`None` for `$`).
+    closers: Vec<Option<Finder<'static>>>,
+    /// The bytes a closer can start with (`\n` for `$`), when there are at most three: text
+    /// without any of them holds no closer and nothing to hold back.
+    closer_starts: Option<Vec<u8>>,
+}
+
+/// Whether `hay` contains any of `bytes` (at most three).
+fn contains_any(bytes: &[u8], hay: &[u8]) -> bool {
+    match *bytes {
+        [a] => memchr::memchr(a, hay).is_some(),
+        [a, b] => memchr::memchr2(a, b, hay).is_some(),
+        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
+        _ => true,
+    }
+}
+
+impl Region {
+    fn new(shape: RegionShape) -> Self {
+        let opener = Finder::new(shape.opener.as_bytes()).into_owned();
+        let closers = shape
+            .closers
+            .iter()
+            .map(|c| match c {
+                Delim::Lit(l) => Some(Finder::new(l.as_bytes()).into_owned()),
+                Delim::Dollar => None,
+            })
+            .collect();
+        let mut starts: Vec<u8> = shape
+            .closers
+            .iter()
+            .filter_map(|c| match c {
+                Delim::Lit(l) => l.as_bytes().first().copied(),
+                Delim::Dollar => Some(b'\n'),
+            })
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        Region {
+            shape,
+            opener,
+            closers,
+            closer_starts: (starts.len() <= 3).then_some(starts),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Field {
+    /// Index into the root's properties.
+    property: usize,
+    kind: FieldKind,
+    dirty: bool,
+}
+
+/// A schema checked to stream, with its region scanners (see the module documentation).
+#[derive(Debug)]
+pub struct XRegexPlan {
+    schema: Schema,
+    fields: Vec<Field>,
+}
+
+impl XRegexPlan {
+    /// Checks that `schema` can stream and prepares its scanners; otherwise says where and why
+    /// it cannot.
+    pub fn new(schema: Schema) -> Result<Self, Box<NotStreamable>> {
+        let fields = analyse(schema.root()).map_err(|(pointer, reason)| {
+            Box::new(NotStreamable {
+                source_name: schema.source_name().to_owned(),
+                pointer,
+                reason,
+            })
+        })?;
+        Ok(XRegexPlan { schema, fields })
+    }
+
+    /// Whether `schema` can stream, or the pointer and reason why not.
+    pub fn check(schema: &Schema) -> Result<(), Box<NotStreamable>> {
+        analyse(schema.root())
+            .map(|_| ())
+            .map_err(|(pointer, reason)| {
+                Box::new(NotStreamable {
+                    source_name: schema.source_name().to_owned(),
+                    pointer,
+                    reason,
+                })
+            })
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn property(&self, field: &Field) -> Option<(&str, &Node)> {
+        let p = self
+            .schema
+            .root()
+            .properties
+            .as_ref()?
+            .get(field.property)?;
+        Some((p.name.as_str(), &p.node))
+    }
+}
+
+type Refusal = (String, String);
+
+fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
+    let at = |p: &str, key: &str| format!("{p}/{key}");
+    if root.constant.is_some() {
+        return Err((
+            at(&root.pointer, "const"),
+            "the whole message is a constant".into(),
+        ));
+    }
+    if !root.substitutions.is_empty() {
+        return Err((
+            at(&root.pointer, "x-regex-substitutions"),
+            "substitutions rewrite the whole output before any field is read, so a later chunk \
+             can change an earlier field"
+                .into(),
+        ));
+    }
+    if let Some(p) = root.regex.as_ref().or(root.iterator.as_ref()) {
+        return Err((
+            p.pointer.clone(),
+            "a regex on the root cuts the message out of the whole output as one match; its \
+             fields depend on text that has not arrived"
+                .into(),
+        ));
+    }
+    if let Some(p) = &root.key_value {
+        return Err((
+            p.pointer.clone(),
+            "key-value matches on the root are not regions".into(),
+        ));
+    }
+    if root.parser.is_some() {
+        return Err((
+            at(&root.pointer, "x-parser"),
+            "a parser on the root needs the whole output".into(),
+        ));
+    }
+    let Some(properties) = root
+        .properties
+        .as_ref()
+        .filter(|_| root.node_type.accepts_dict())
+    else {
+        return Err((
+            root.pointer.clone(),
+            "the root is not an object with properties".into(),
+        ));
+    };
+    let mut fields = Vec::new();
+    for (i, prop) in properties.iter().enumerate() {
+        let node = &prop.node;
+        let kind = if node.constant.is_some() {
+            FieldKind::Const
+        } else if !node.substitutions.is_empty() {
+            return Err((
+                at(&node.pointer, "x-regex-substitutions"),
+                "substitutions rewrite the whole output for this field".into(),
+            ));
+        } else if let Some(kv) = &node.key_value {
+            return Err((
+                kv.pointer.clone(),
+                "x-regex-key-value matches are not literal-delimited regions".into(),
+            ));
+        } else if let (Some(regex), None) = (&node.regex, &node.iterator) {
+            let shape = regex
+                .regex
+                .region_shape()
+                .map_err(|why| (regex.pointer.clone(), region_reason(&regex.regex, &why)))?;
+            FieldKind::Search(Region::new(shape))
+        } else if let (None, Some(iter)) = (&node.regex, &node.iterator) {
+            let shape = iter
+                .regex
+                .region_shape()
+                .map_err(|why| (iter.pointer.clone(), region_reason(&iter.regex, &why)))?;
+            if node.node_type != NodeType::Array
+                || node.parser.is_some()
+                || !matches!(node.items, Items::Each(_))
+            {
+                return Err((
+                    node.pointer.clone(),
+                    "an iterator field streams only as an array with one `items` schema and no \
+                     parser"
+                        .into(),
+                ));
+            }
+            FieldKind::Iterate(Region::new(shape))
+        } else if node.regex.is_some() {
+            return Err((
+                node.pointer.clone(),
+                "x-regex followed by x-regex-iterator reads the iterator over one match's group, \
+                 not over the output"
+                    .into(),
+            ));
+        } else {
+            return Err((
+                node.pointer.clone(),
+                "the field has no x-regex, so it is the whole output, known only at the end".into(),
+            ));
+        };
+        let dirty = !(node.node_type == NodeType::String && node.parser.is_none())
+            || matches!(kind, FieldKind::Iterate(_));
+        fields.push(Field {
+            property: i,
+            kind,
+            dirty,
+        });
+    }
+    Ok(fields)
+}
+
+fn region_reason(regex: &crate::pyre::PyRegex, why: &str) -> String {
+    format!(
+        "`{}` is not a literal-delimited region (literal opener, lazy DOTALL `(.*?)` body, \
+         literal closers or `$`): {why}",
+        regex.python_pattern()
+    )
+}
+
+/// Where one field's scan is.
+#[derive(Debug, Clone, Copy)]
+enum Scan {
+    /// Looking for the opener at or after `from`.
+    Seek {
+        from: usize,
+    },
+    /// The opener matched at `start`; the look-ahead is checked at `at`.
+    Look {
+        start: usize,
+        at: usize,
+    },
+    /// The opener matched at `start`; the header loop is at `at`.
+    Header {
+        start: usize,
+        at: usize,
+    },
+    /// In the body: the capture starts at `cap`, the body at `body`; text before `emitted` has
+    /// been sent; no closer starts in `body..scan`.
+    Body {
+        cap: usize,
+        body: usize,
+        emitted: usize,
+        scan: usize,
+    },
+    Done,
+}
+
+#[derive(Debug)]
+enum Raw {
+    Open(usize),
+    Chunk(usize, usize, usize),
+    Close(usize, Value),
+}
+
+/// Outcome of a decision that may need more text.
+enum Decision<T> {
+    Yes(T),
+    No,
+    Wait,
+}
+
+/// Streams an x-regex schema checked by [`XRegexPlan`] (see the module documentation).
+#[derive(Debug)]
+pub struct XRegexStreamParser<'p> {
+    plan: &'p XRegexPlan,
+    buffer: String,
+    scans: Vec<Scan>,
+    /// Closed values: for a search field, its value; for an iterator, its items.
+    values: Vec<Vec<Value>>,
+    scratch: Vec<Raw>,
+    failed: bool,
+}
+
+impl<'p> XRegexStreamParser<'p> {
+    /// A parser at the start of the output (x-regex schemas read the output alone, so there is
+    /// no prompt prefix).
+    pub fn new(plan: &'p XRegexPlan) -> Self {
+        XRegexStreamParser {
+            plan,
+            buffer: String::new(),
+            scans: plan
+                .fields
+                .iter()
+                .map(|f| match f.kind {
+                    FieldKind::Const => Scan::Done,
+                    _ => Scan::Seek { from: 0 },
+                })
+                .collect(),
+            values: plan.fields.iter().map(|_| Vec::new()).collect(),
+            scratch: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// Feeds the next chunk; returns the events it completes. After an error the parser is
+    /// spent: every later call fails.
+    pub fn feed(&mut self, chunk: &str) -> Result<Vec<Event<'_>>, ParseError> {
+        self.advance(chunk, false)?;
+        let (buffer, plan) = (&self.buffer, self.plan);
+        Ok(self
+            .scratch
+            .drain(..)
+            .map(|r| {
+                event(plan, r, |a, b| {
+                    Cow::Borrowed(buffer.get(a..b).unwrap_or(""))
+                })
+            })
+            .collect())
+    }
+
+    /// [`XRegexStreamParser::feed`] handing each event to `on_event` instead of a `Vec`.
+    pub fn feed_with(
+        &mut self,
+        chunk: &str,
+        mut on_event: impl FnMut(Event<'_>),
+    ) -> Result<(), ParseError> {
+        self.advance(chunk, false)?;
+        let (buffer, plan) = (&self.buffer, self.plan);
+        for r in self.scratch.drain(..) {
+            on_event(event(plan, r, |a, b| {
+                Cow::Borrowed(buffer.get(a..b).unwrap_or(""))
+            }));
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: closes open regions (`$` matches at the end) and returns the message,
+    /// equal to [`Schema::parse`] of everything fed, with the last events.
+    pub fn finish(mut self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
+        self.advance("", true)?;
+        let plan = self.plan;
+        let root = plan.schema.root();
+        let mut out = Map::new();
+        for (field, values) in plan.fields.iter().zip(std::mem::take(&mut self.values)) {
+            let Some((name, node)) = plan.property(field) else {
+                continue;
+            };
+            let value = match field.kind {
+                FieldKind::Const => node.constant.clone().unwrap_or(Value::Null),
+                FieldKind::Search(_) => values.into_iter().next().unwrap_or(Value::Null),
+                FieldKind::Iterate(_) if values.is_empty() => Value::Null,
+                FieldKind::Iterate(_) => Value::Array(values),
+            };
+            if !value.is_null() {
+                out.insert(name.to_owned(), value);
+            }
+        }
+        let required: Vec<&str> = root.required.iter().map(String::as_str).collect();
+        support::check_required(&required, |k| out.contains_key(k), &root.pointer)?;
+        let buffer = &self.buffer;
+        let events = std::mem::take(&mut self.scratch)
+            .into_iter()
+            .map(|r| {
+                event(plan, r, |a, b| {
+                    Cow::Owned(buffer.get(a..b).unwrap_or("").to_owned())
+                })
+            })
+            .collect();
+        Ok((Value::Object(out), events))
+    }
+
+    fn advance(&mut self, chunk: &str, eof: bool) -> Result<(), ParseError> {
+        if self.failed {
+            return Err(ParseError::new("", ParseErrorKind::StreamPoisoned));
+        }
+        self.buffer.push_str(chunk);
+        self.scratch.clear();
+        for i in 0..self.scans.len() {
+            if let Err(e) = self.run(i, eof) {
+                self.failed = true;
+                self.scratch.clear();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Advances field `i` as far as the buffer allows.
+    fn run(&mut self, i: usize, eof: bool) -> Result<(), ParseError> {
+        let plan = self.plan;
+        let Some(field) = plan.fields.get(i) else {
+            return Ok(());
+        };
+        let region = match &field.kind {
+            FieldKind::Search(r) | FieldKind::Iterate(r) => r,
+            FieldKind::Const => return Ok(()),
+        };
+        let bytes = self.buffer.as_bytes();
+        let len = bytes.len();
+        loop {
+            let Some(scan) = self.scans.get(i).copied() else {
+                return Ok(());
+            };
+            let next = match scan {
+                Scan::Done => return Ok(()),
+                Scan::Seek { from } => {
+                    // Text without the opener's first byte holds no opener, nor a prefix of one.
+                    let first = region.shape.opener.as_bytes().first().copied();
+                    let rest = bytes.get(from..).unwrap_or_default();
+                    if let (Some(b), false) = (first, eof) {
+                        if memchr::memchr(b, rest).is_none() {
+                            set(
+                                &mut self.scans,
+                                i,
+                                Scan::Seek {
+                                    from: len.max(from),
+                                },
+                            );
+                            return Ok(());
+                        }
+                    }
+                    let found = bytes
+                        .get(from..)
+                        .and_then(|rest| region.opener.find(rest))
+                        .map(|at| from + at);
+                    match found {
+                        Some(start) => after_opener(region, start),
+                        None if eof => Scan::Done,
+                        None => {
+                            let keep = region.shape.opener.len().saturating_sub(1);
+                            set(
+                                &mut self.scans,
+                                i,
+                                Scan::Seek {
+                                    from: from.max(len.saturating_sub(keep)),
+                                },
+                            );
+                            return Ok(());
+                        }
+                    }
+                }
+                Scan::Look { start, at } => {
+                    match look(&region.shape.not_followed_by, bytes, at, eof) {
+                        Decision::Wait => return Ok(()),
+                        // The look-ahead matched: `(?!…)` fails this start.
+                        Decision::Yes(()) => Scan::Seek { from: start + 1 },
+                        Decision::No => match &region.shape.header {
+                            Some(_) => Scan::Header { start, at },
+                            None => body_at(region, start, at),
+                        },
+                    }
+                }
+                Scan::Header { start, at } => match header_step(region, &self.buffer, at, eof) {
+                    Decision::Wait => {
+                        set(&mut self.scans, i, Scan::Header { start, at });
+                        return Ok(());
+                    }
+                    Decision::No => Scan::Seek { from: start + 1 },
+                    Decision::Yes((pos, true)) => body_at(region, start, pos),
+                    Decision::Yes((pos, false)) => Scan::Header { start, at: pos },
+                },
+                Scan::Body {
+                    cap,
+                    body,
+                    emitted,
+                    scan,
+                } => match body_end(region, bytes, body, scan, eof) {
+                    BodyEnd::Wait { safe } => {
+                        if safe > emitted {
+                            self.scratch.push(Raw::Chunk(i, emitted, safe));
+                        }
+                        set(
+                            &mut self.scans,
+                            i,
+                            Scan::Body {
+                                cap,
+                                body,
+                                emitted: emitted.max(safe),
+                                scan: safe.max(scan),
+                            },
+                        );
+                        return Ok(());
+                    }
+                    BodyEnd::Close { end, match_end } => {
+                        if end > emitted {
+                            self.scratch.push(Raw::Chunk(i, emitted, end));
+                        }
+                        let text = self.buffer.get(cap..end).unwrap_or("");
+                        let value = close_value(plan, field, text)?;
+                        if let Some(values) = self.values.get_mut(i) {
+                            values.push(value.clone());
+                        }
+                        self.scratch.push(Raw::Close(i, value));
+                        match field.kind {
+                            FieldKind::Iterate(_) => Scan::Seek { from: match_end },
+                            _ => Scan::Done,
+                        }
+                    }
+                },
+            };
+            if let (Scan::Body { .. }, false) = (next, matches!(scan, Scan::Body { .. })) {
+                self.scratch.push(Raw::Open(i));
+            }
+            set(&mut self.scans, i, next);
+        }
+    }
+}
+
+fn set(scans: &mut [Scan], i: usize, scan: Scan) {
+    if let Some(s) = scans.get_mut(i) {
+        *s = scan;
+    }
+}
+
+fn after_opener(region: &Region, start: usize) -> Scan {
+    let at = start + region.shape.opener.len();
+    if !region.shape.not_followed_by.is_empty() {
+        Scan::Look { start, at }
+    } else if region.shape.header.is_some() {
+        Scan::Header { start, at }
+    } else {
+        body_at(region, start, at)
+    }
+}
+
+fn body_at(region: &Region, start: usize, body: usize) -> Scan {
+    let cap = if region.shape.capture_from_opener {
+        start
+    } else {
+        body
+    };
+    Scan::Body {
+        cap,
+        body,
+        emitted: cap,
+        scan: body,
+    }
+}
+
+/// Whether `$` matches at `at`: `Yes`/`No`, or `Wait` while more text could decide it.
+fn dollar_at(bytes: &[u8], at: usize, eof: bool) -> Decision<()> {
+    let rest = bytes.get(at..).unwrap_or_default();
+    let possible = rest.is_empty() || rest == b"\n";
+    match (possible, eof) {
+        (false, _) => Decision::No,
+        (true, true) => Decision::Yes(()),
+        (true, false) => Decision::Wait,
+    }
+}
+
+/// Whether literal `lit` matches at `at`.
+fn lit_at(lit: &[u8], bytes: &[u8], at: usize, eof: bool) -> Decision<()> {
+    let rest = bytes.get(at..).unwrap_or_default();
+    if rest.starts_with(lit) {
+        Decision::Yes(())
+    } else if !eof && lit.starts_with(rest) {
+        Decision::Wait
+    } else {
+        Decision::No
+    }
+}
+
+/// Whether any alternative of a look-ahead matches at `at`.
+fn look(alts: &[Delim], bytes: &[u8], at: usize, eof: bool) -> Decision<()> {
+    let mut wait = false;
+    for alt in alts {
+        let d = match alt {
+            Delim::Lit(l) => lit_at(l.as_bytes(), bytes, at, eof),
+            Delim::Dollar => dollar_at(bytes, at, eof),
+        };
+        match d {
+            Decision::Yes(()) => return Decision::Yes(()),
+            Decision::Wait => wait = true,
+            Decision::No => {}
+        }
+    }
+    if wait {
+        Decision::Wait
+    } else {
+        Decision::No
+    }
+}
+
+/// One step of the header loop at `at`: `Yes((pos, true))` when the terminator matched (the body
+/// starts at `pos`), `Yes((pos, false))` when an alternative took the loop to `pos`, `No` when
+/// this start fails.
+fn header_step(region: &Region, text: &str, at: usize, eof: bool) -> Decision<(usize, bool)> {
+    let Some(header) = &region.shape.header else {
+        return Decision::No;
+    };
+    let bytes = text.as_bytes();
+    match lit_at(header.terminator.as_bytes(), bytes, at, eof) {
+        Decision::Yes(()) => return Decision::Yes((at + header.terminator.len(), true)),
+        Decision::Wait => return Decision::Wait,
+        Decision::No => {}
+    }
+    let mut wait = false;
+    for alt in &header.alternatives {
+        match alt {
+            HeaderAlt::Lit(l) => match lit_at(l.as_bytes(), bytes, at, eof) {
+                Decision::Yes(()) => return Decision::Yes((at + l.len(), false)),
+                Decision::Wait => wait = true,
+                Decision::No => {}
+            },
+            HeaderAlt::Class { .. } => match text.get(at..).and_then(|r| r.chars().next()) {
+                Some(c) if alt.class_matches(c) => {
+                    return Decision::Yes((at + c.len_utf8(), false))
+                }
+                Some(_) => {}
+                None if eof => {}
+                None => wait = true,
+            },
+        }
+    }
+    if wait {
+        Decision::Wait
+    } else {
+        Decision::No
+    }
+}
+
+enum BodyEnd {
+    /// No closer yet: text before `safe` is body for certain.
+    Wait { safe: usize },
+    /// The body ends at `end`; the match at `match_end`.
+    Close { end: usize, match_end: usize },
+}
+
+/// Finds where the body that starts at `body` ends; no closer starts in `body..scan`.
+fn body_end(region: &Region, bytes: &[u8], body: usize, scan: usize, eof: bool) -> BodyEnd {
+    let len = bytes.len();
+    let from = scan.max(body);
+    let rest = bytes.get(from..).unwrap_or_default();
+    if !eof {
+        if let Some(starts) = &region.closer_starts {
+            if !contains_any(starts, rest) {
+                return BodyEnd::Wait {
+                    safe: len.max(from),
+                };
+            }
+        }
+    }
+    let first = region
+        .closers
+        .iter()
+        .flatten()
+        .filter_map(|f| f.find(rest))
+        .min()
+        .map(|at| from + at);
+    let ends_in_newline = bytes.last() == Some(&b'\n') && len > body;
+    let end = if eof {
+        // `$` matches at the end, or before a final newline.
+        let dollar = if ends_in_newline { len - 1 } else { len };
+        first.map_or(dollar, |f| f.min(dollar))
+    } else {
+        // The earliest position where a closer may still start: a suffix that is a proper
+        // prefix of a literal closer, or a final newline `$` may claim.
+        let mut hold = len;
+        for delim in &region.shape.closers {
+            match delim {
+                Delim::Lit(l) => {
+                    let lit = l.as_bytes();
+                    let longest = lit.len().min(len - from.min(len) + 1);
+                    for k in (1..longest).rev() {
+                        if bytes.get(len - k..).is_some_and(|s| lit.starts_with(s)) {
+                            hold = hold.min(len - k);
+                            break;
+                        }
+                    }
+                }
+                Delim::Dollar if ends_in_newline => hold = hold.min(len - 1),
+                Delim::Dollar => {}
+            }
+        }
+        match first {
+            Some(f) if f <= hold => f,
+            _ => {
+                return BodyEnd::Wait {
+                    safe: hold.max(from),
+                }
+            }
+        }
+    };
+    // The closers in pattern order at `end`: the first that matches ends the match.
+    for delim in &region.shape.closers {
+        let d = match delim {
+            Delim::Lit(l) => lit_at(l.as_bytes(), bytes, end, eof),
+            Delim::Dollar => dollar_at(bytes, end, eof),
+        };
+        match d {
+            Decision::Yes(()) => {
+                let match_end = match delim {
+                    Delim::Lit(l) => end + l.len(),
+                    Delim::Dollar => end,
+                };
+                return BodyEnd::Close { end, match_end };
+            }
+            Decision::Wait => return BodyEnd::Wait { safe: end },
+            Decision::No => {}
+        }
+    }
+    // Unreachable for a position chosen above; waiting is the safe answer.
+    BodyEnd::Wait { safe: end.min(len) }
+}
+
+/// The value of a closed region: the field's value for `x-regex`, an item's for an iterator.
+fn close_value(plan: &XRegexPlan, field: &Field, text: &str) -> Result<Value, ParseError> {
+    let Some((_, node)) = plan.property(field) else {
+        return Ok(Value::Null);
+    };
+    match (&field.kind, &node.items) {
+        (FieldKind::Iterate(_), Items::Each(item)) => {
+            crate::interp::parse_node(item, Content::borrowed(text))
+        }
+        _ => crate::interp::after_regex(node, Content::borrowed(text)),
+    }
+}
+
+fn event<'n>(
+    plan: &'n XRegexPlan,
+    raw: Raw,
+    text: impl FnOnce(usize, usize) -> Cow<'n, str>,
+) -> Event<'n> {
+    let field_of = |i: usize| plan.fields.get(i);
+    let name = |i: usize| {
+        field_of(i)
+            .and_then(|f| plan.property(f))
+            .map_or("", |(n, _)| n)
+    };
+    match raw {
+        Raw::Open(i) => Event::RegionOpen { field: name(i) },
+        Raw::Chunk(i, a, b) => Event::RegionChunk {
+            field: name(i),
+            text: text(a, b),
+            dirty: field_of(i).is_some_and(|f| f.dirty),
+        },
+        Raw::Close(i, value) => Event::RegionClose {
+            field: name(i),
+            value,
+        },
+    }
+}
