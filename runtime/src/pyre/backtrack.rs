@@ -46,6 +46,13 @@ enum Inst {
         greedy: bool,
         skip: Option<u32>,
     },
+    /// A lazy unbounded repeat of a deterministic alternation (`(?:[^<]|<\|channel\|>)*?`,
+    /// see [`AltBody`]); continues at the next instruction.
+    LazyAlt {
+        body: u32,
+        min: u32,
+        skip: Option<u32>,
+    },
     /// A look-around whose body starts at the next instruction and ends with `LookEnd`; `behind`
     /// is the body's width in characters for a look-behind.
     Look {
@@ -64,6 +71,8 @@ pub(crate) struct Program {
     sets: Vec<CharSet>,
     /// For each set that is "anything but a few ASCII characters", those characters.
     stops: Vec<Option<Vec<u8>>>,
+    /// The bodies of `LazyAlt` loops.
+    alts: Vec<AltBody>,
     /// Each lazy loop's skip, with the offset of its entries in the search's cache slice.
     skips: Vec<(Skip, usize)>,
     /// Where a match can start (a skip over the whole pattern), when known; its cache entries
@@ -79,6 +88,76 @@ struct Compiler {
     insts: Vec<Inst>,
     sets: Vec<CharSet>,
     skips: Vec<Skip>,
+    alts: Vec<AltBody>,
+}
+
+/// The body of a lazy loop that is an alternation of at most one one-character item and
+/// literals, such that at most one branch can match at any position: the item matches no
+/// literal's first character, and no literal is a prefix of another. Each iteration then has a
+/// single way to go on, so the loop backtracks like a one-character repeat (one frame, one
+/// position) instead of through a `Split` per character, and a skip can walk the text between
+/// with `memchr` over the item's stop bytes (`<` for `[^<]`).
+#[derive(Debug)]
+struct AltBody {
+    item: Option<Item>,
+    lits: Vec<Box<str>>,
+}
+
+impl AltBody {
+    fn of(body: &Node, sets: &mut Vec<CharSet>) -> Option<AltBody> {
+        let branches = match body {
+            Node::Group { index: None, node } => match node.as_ref() {
+                Node::Alt(branches) => branches,
+                _ => return None,
+            },
+            Node::Alt(branches) => branches,
+            _ => return None,
+        };
+        let mut item = None;
+        let mut lits: Vec<Box<str>> = Vec::new();
+        for branch in branches {
+            if let Some(lit) = literal_of(branch) {
+                if lit.chars().count() > 1 {
+                    lits.push(lit.into_boxed_str());
+                    continue;
+                }
+            }
+            match charset::item_of(branch, sets) {
+                Some(found) if item.is_none() => item = Some(found),
+                _ => return None,
+            }
+        }
+        for (i, lit) in lits.iter().enumerate() {
+            let first = lit.chars().next()?;
+            if item.is_some_and(|item| item.matches(sets, first)) {
+                return None;
+            }
+            let clash = lits
+                .iter()
+                .enumerate()
+                .any(|(j, other)| i != j && other.starts_with(&**lit));
+            if clash {
+                return None;
+            }
+        }
+        (!lits.is_empty()).then_some(AltBody { item, lits })
+    }
+}
+
+/// The text of a node that is a plain (case-sensitive) literal of one or more characters.
+fn literal_of(node: &Node) -> Option<String> {
+    let one = |n: &Node| match n {
+        Node::Char {
+            cp,
+            fold: super::ast::Fold::None,
+        } => char::from_u32(*cp),
+        _ => None,
+    };
+    match node {
+        Node::Group { index: None, node } => literal_of(node),
+        Node::Concat(nodes) if !nodes.is_empty() => nodes.iter().map(one).collect(),
+        other => one(other).map(String::from),
+    }
 }
 
 impl Compiler {
@@ -245,6 +324,20 @@ impl Compiler {
                 })
                 .map(drop);
         }
+        if !greedy && max.is_none() && min <= MAX_UNROLL {
+            if let Some(alt) = AltBody::of(body, &mut self.sets) {
+                let skip = match Skip::of(cont, &mut self.sets) {
+                    Some(skip) => {
+                        self.skips.push(skip);
+                        Some(u32::try_from(self.skips.len() - 1).ok()?)
+                    }
+                    None => None,
+                };
+                self.alts.push(alt);
+                let body = u32::try_from(self.alts.len() - 1).ok()?;
+                return self.emit(Inst::LazyAlt { body, min, skip }).map(drop);
+            }
+        }
         let (lo, _) = body.width(&[]);
         let once = max.is_some_and(|m| m <= 1);
         if lo == 0 && !once {
@@ -377,6 +470,7 @@ impl Program {
             insts: Vec::new(),
             sets: Vec::new(),
             skips: Vec::new(),
+            alts: Vec::new(),
         };
         c.node(&ast.root, &Cont::End)?;
         c.emit(Inst::Match)?;
@@ -396,6 +490,7 @@ impl Program {
             insts: c.insts,
             stops: c.sets.iter().map(CharSet::excluded_ascii).collect(),
             sets: c.sets,
+            alts: c.alts,
             skips,
             start_skip,
             cache_len,
@@ -618,6 +713,25 @@ impl Run<'_, '_> {
                         true
                     }
                 },
+                Inst::LazyAlt { body, min, .. } => {
+                    let mut p = Some(pos);
+                    for _ in 0..*min {
+                        p = p.and_then(|p| self.alt_step(*body, p));
+                    }
+                    match p {
+                        None => false,
+                        Some(p) => {
+                            stack.push(Frame::Lazy {
+                                pc: pc as u32,
+                                pos: p,
+                                count: *min,
+                            });
+                            pos = p;
+                            pc += 1;
+                            true
+                        }
+                    }
+                }
                 Inst::Look {
                     behind,
                     negated,
@@ -713,6 +827,25 @@ impl Run<'_, '_> {
                         pos: at,
                         count,
                     } => {
+                        if let Inst::LazyAlt { body, skip, .. } = insts[rep as usize] {
+                            let Some(mut next) = self.alt_step(body, at) else {
+                                continue;
+                            };
+                            if let Some(skip) = skip {
+                                let Some(to) = self.alt_skip_to(skip, body, next) else {
+                                    continue;
+                                };
+                                next = to;
+                            }
+                            stack.push(Frame::Lazy {
+                                pc: rep,
+                                pos: next,
+                                count: count.saturating_add(1),
+                            });
+                            pc = rep as usize + 1;
+                            pos = next;
+                            break;
+                        }
                         let Inst::Repeat {
                             item, max, skip, ..
                         } = insts[rep as usize]
@@ -818,5 +951,94 @@ impl Run<'_, '_> {
         let to = skip.lower_bound(self.hay, from, &prog.sets, cache)?;
         // Every character passed over must be one the loop can consume.
         (item == Item::Any || self.run_end(item, from, to) >= to).then_some(to)
+    }
+
+    /// One iteration of `LazyAlt` body `body` at `pos`: where it ends, if a branch matches.
+    fn alt_step(&self, body: u32, pos: usize) -> Option<usize> {
+        let alt = self.prog.alts.get(body as usize)?;
+        if let Some(item) = alt.item {
+            if let Some(next) = self.item_at(item, pos) {
+                return Some(next);
+            }
+        }
+        let rest = self.hay.as_bytes().get(pos..)?;
+        alt.lits
+            .iter()
+            .find(|lit| rest.starts_with(lit.as_bytes()))
+            .map(|lit| pos + lit.len())
+    }
+
+    /// The first position at or after `from` that `LazyAlt` body `body` reaches by iterating and
+    /// where skip `skip` allows the continuation; `None` when the loop stops before that.
+    fn alt_skip_to(&mut self, skip: u32, body: u32, from: usize) -> Option<usize> {
+        let prog = self.prog;
+        let (skip, offset) = prog.skips.get(skip as usize)?;
+        let cache = self.caches.get_mut(*offset..*offset + skip.cache_len())?;
+        let to = skip.lower_bound(self.hay, from, &prog.sets, cache)?;
+        let stops = match prog.alts.get(body as usize)?.item {
+            Some(Item::Set(i)) => prog.stops.get(i as usize).and_then(Option::as_deref),
+            _ => None,
+        };
+        let hay = self.hay.as_bytes();
+        let mut p = from;
+        while p < to {
+            if let Some(stops) = stops {
+                // Every character but the stop bytes is the item's: go straight to the next one.
+                let rest = hay.get(p..to).unwrap_or_default();
+                let hit = match *stops {
+                    [a] => memchr::memchr(a, rest),
+                    [a, b] => memchr::memchr2(a, b, rest),
+                    [a, b, c] => memchr::memchr3(a, b, c, rest),
+                    _ => Some(0),
+                };
+                match hit {
+                    Some(at) => p += at,
+                    None => return Some(to),
+                }
+            }
+            p = self.alt_step(body, p)?;
+        }
+        Some(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alt_loops(pattern: &str) -> usize {
+        let ast = super::super::parse::parse(pattern).expect("pattern parses");
+        Program::compile(&ast).map_or(0, |prog| prog.alts.len())
+    }
+
+    /// Which lazy loops become `LazyAlt` (the crosscheck table's `ALT_LOOP_SHAPES` holds both
+    /// kinds to Python's answers).
+    #[test]
+    fn deterministic_alternations_become_one_step_loops() {
+        for pattern in [
+            r"(to=functions\.(?:[^<]|<\|channel\|>|<\|constrain\|>)*?<\|message\|>.*?)(?:<\|call\|>|$)",
+            r"<a>((?:[^<]|<b>)+?)<m>",
+            r"<a>((?:[^<]|<b>){2,}?)<m>",
+            r"((?:<b>|x)*?)(?:<e>|$)",
+            r"(?:a|bc|de)*?x",
+            r"((?:[^<]|<b>|<bc>)*?)<m>",
+            r"((?:\s|<b>)*?)<m>",
+        ] {
+            assert_eq!(alt_loops(pattern), 1, "{pattern}");
+        }
+        for pattern in [
+            // a literal one branch is a prefix of another
+            r"((?:[^<]|<b|<bc>)*?)<m>",
+            // the item matches a literal's first character
+            r"((?:.|<b>)*?)<m>",
+            r"((?:[<x]|<b>)*?)<m>",
+            // a capture in the body
+            r"((?:[^<]|(<b>))*?)<m>",
+            // greedy and bounded loops keep the generic form
+            r"((?:[^<]|<b>)*)<m>",
+            r"((?:[^<]|<b>){0,5}?)<m>",
+        ] {
+            assert_eq!(alt_loops(pattern), 0, "{pattern}");
+        }
     }
 }

@@ -115,6 +115,22 @@ for p in SKIP_SHAPES + schema_patterns():
         h = "".join(rng.choice(tokens) for _ in range(rng.randint(1, 9)))
         hs.append(h if rng.random() < 0.6 else h + rng.choice(["\n", " ", " \n"]))
     add(p, hs, r"[\g<0>]")
+# lazy loops over deterministic alternations (backtrack.rs `LazyAlt`: one one-character item and
+# literals, at most one branch matching anywhere) and near misses that keep the generic path
+ALT_LOOP_SHAPES = [
+    r"(<a>(?:[^<]|<b>|<cd>)*?<m>.*?)(?:<e>|$)", r"<a>((?:[^<]|<b>)*?)<m>", r"<a>((?:[^<]|<b>)+?)<m>",
+    r"<a>((?:[^<]|<b>){2,}?)<m>", r"((?:<b>|x)*?)(?:<e>|$)", r"((?:[^<\n]|<b>|<cd>)*?)\s*(?:<e>|$)",
+    r"(?:[^<é]|éü|<b>)*?<m>", r"((?:[^<]|<b>|<bc>)*?)<m>", r"((?:[^<]|<b|<bc>)*?)<m>", r"((?:.|<b>)*?)<m>", r"((?:[<x]|<b>)*?)<m>", r"((?:[^<]|(<b>))*?)<m>",
+    r"((?:\s|<b>)*?)<m>", r"((?:[^<]|<b>)*?)(?=<m>|$)", r"^(?:[^<]|<b>)*?$", r"(?:a|bc|de)*?x",
+]
+rng_alt = random.Random(20261124)
+ALT_TOKENS = ["<a>", "<b>", "<bc>", "<cd>", "<m>", "<e>", "<", "x", "a", "bc", "de", " ", "\n", "é", "ü", "éü", "yz"]
+for p in ALT_LOOP_SHAPES:
+    hs = ["", "<a><m>", "<a>x<b>y<m>z<e>", "<a>x<c>y<m>", "<a><b><b><m>\n", "<a>x<m>y<a><b><m>"]
+    for _ in range(24):
+        h = "".join(rng_alt.choice(ALT_TOKENS) for _ in range(rng_alt.randint(1, 12)))
+        hs.append(h if rng_alt.random() < 0.7 else h + "\n")
+    add(p, hs, r"[\g<0>]")
 # $ before a final newline
 for p in [r"(.*?)(?:<\|end\|>|$)", r"$", r"a$", r"(a$)", r"(?:a$|b)", r"(a|b$)?", r"^(.*)$", r"\n$", r"(?:x$)??", r"$\Z", r"a$\n", r"(?m)$", r"(?m)^", r"(?m)^.*$", r"\Z", r"(?P<c>.*?)\s*$", r"$|a", r"$(?=\n)"]:
     add(p, ["", "hi\n", "hi\n\n", "x<|end|>y\n", "a\n"], "-")
