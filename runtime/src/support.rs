@@ -15,7 +15,7 @@ use crate::jmespath::compiled::CompiledFn;
 use crate::jmespath::{Expression, JmesError};
 use crate::pycoerce::{self, CoerceError};
 use crate::pyjson;
-use crate::pyre::{Captures, PyRegex, Replacement};
+use crate::pyre::{Captures, PyRegex, Replacement, Substituted};
 
 /// A value on its way through a schema: what the reference's `node_content` holds.
 ///
@@ -140,10 +140,20 @@ pub fn substitute<'t>(
     replacement: &Replacement,
     pointer: &str,
 ) -> Result<Cow<'t, str>, ParseError> {
-    regex
-        .sub(replacement, &text)
-        .map(Cow::Owned)
-        .map_err(|e| ParseError::regex(pointer, e))
+    let range = match regex.sub_slice(replacement, &text) {
+        Ok(Substituted::Slice(range)) => range,
+        Ok(Substituted::Owned(out)) => return Ok(Cow::Owned(out)),
+        Err(e) => return Err(ParseError::regex(pointer, e)),
+    };
+    // The result is a slice of the text: borrow it, or cut the owned text down in place.
+    Ok(match text {
+        Cow::Borrowed(text) => Cow::Borrowed(text.get(range).unwrap_or("")),
+        Cow::Owned(mut text) => {
+            text.truncate(range.end);
+            text.drain(..range.start);
+            Cow::Owned(text)
+        }
+    })
 }
 
 /// transformers' `_parse_re_match`: named groups make a dict of the groups that took part;

@@ -131,6 +131,19 @@ for p in ALT_LOOP_SHAPES:
         h = "".join(rng_alt.choice(ALT_TOKENS) for _ in range(rng_alt.randint(1, 12)))
         hs.append(h if rng_alt.random() < 0.7 else h + "\n")
     add(p, hs, r"[\g<0>]")
+# lazy loops whose continuation is a look-ahead (lead.rs bounds the loop by the look-ahead's own
+# starts when each of its branches reaches one)
+LOOKAHEAD_SKIP_SHAPES = [
+    r"(.*?)\s*(?=,\s*[a-z]\w*\s*=|$)", r"(.*?)(?=<e>|\s*<f>)x*", r"(.*?)(?=(?:<e>)?)<f>", r"(.*?)(?=.*<e>)",
+    r"(.*?)(?=<e>)(?:<e>|<f>)", r"(.*?)(?=\s*(?:<e>|$))\s*", r"a(.*?)(?=(?=<e>)<e>)", r"(.*?)(?=(?:<e>|<f>)\s)",
+]
+LOOKAHEAD_TOKENS = ["<e>", "<f>", ",", " ", "x", "=", "a", "key", "\n", "é", "<", "key =", ", k2="]
+for p in LOOKAHEAD_SKIP_SHAPES:
+    hs = ["", "a=1, b=2", "<e>", "x <f>", "a<e> ", "é, k2=ü\n"]
+    for _ in range(24):
+        h = "".join(rng_alt.choice(LOOKAHEAD_TOKENS) for _ in range(rng_alt.randint(1, 12)))
+        hs.append(h if rng_alt.random() < 0.7 else h + "\n")
+    add(p, hs, r"[\g<0>]")
 # $ before a final newline
 for p in [r"(.*?)(?:<\|end\|>|$)", r"$", r"a$", r"(a$)", r"(?:a$|b)", r"(a|b$)?", r"^(.*)$", r"\n$", r"(?:x$)??", r"$\Z", r"a$\n", r"(?m)$", r"(?m)^", r"(?m)^.*$", r"\Z", r"(?P<c>.*?)\s*$", r"$|a", r"$(?=\n)"]:
     add(p, ["", "hi\n", "hi\n\n", "x<|end|>y\n", "a\n"], "-")
@@ -152,6 +165,14 @@ for p in [r"(?P<name>a)(?P=name)", r"(a)\1", r"(?<=a)b", r"(?<!a)b", r"(?<=ab|cd
 # sub templates
 for p, t in [("(a)(b)?", r"\1[\2]"), ("(a)(b)?", r"\g<1>\g<2>"), ("(?P<x>a)", r"\g<x>!"), ("a", r"\n\t\b\\"), ("a", r"\0\012\101"), ("a", r"\-\&"), ("(a)", r"\g< 1>")]:
     add(p, ["abc", "b"], t)
+# re.sub results that are slices of the input (PyRegex::sub_slice) and near misses
+SUB_SLICE_HAYS = ["", "<think>a</think>b", "  <think>a</think>\n", "a</think>b", "<think>x", "<think><think>a</think>",
+                  "a<e>b<e>", "<e>", ">>>all\nx", "  >>>x", "x", ">>", "ab", "abab", "aabb", "xx", "bab", "é<e>ü"]
+for p, t in [(r"^(?:\s*<think>)?(.*?</think>)", r"<think>\1"), (r"<e>.*", ""), (r"^\s*(?:>>>)?", ">>>"),
+             (r"(a)(b)", r"\1\2"), (r"(a)(b)", r"\2\1"), (r"b", "b"), (r"a", "b"), (r"(?<=a)", "a"), (r"$", "x"),
+             (r"(x)", r"\1\1"), (r"x?", ""), (r"(<)(e)>", r"\1\g<2>>"), (r"<e>", "<e>"), (r"^(.)(.*)$", r"\1\2"),
+             (r"(?:<think>)?(a)", r"<think>\1"), (r"ü", "ü"), (r"\s+", " ")]:
+    add(p, SUB_SLICE_HAYS, t)
 # errors
 for p in ["(", ")", "[a", "a**", "(?<=a+)b", r"\q", "(?P<1>x)", "a{2}{3}", "*", "(?i)a(?m)", "[z-a]", r"[\d-z]", "(?L)a", "(?au)a", "(?a)(?u)a", "(?(1)a|b)", "(?(0)a)", "(?P=x)", "(?P<x>(?P=x))", "a{2,1}", r"\8", r"\400", "\\", "[]", "x{4294967295}", "(?<x>a)", "(?z)", "(?-)", "(?i-i:a)", r"\b*", "^*", "a*?+", r"\u12", r"[\A]", r"(a\1)", "(?P<x>a)(?P<x>b)", "(?#abc", "(?(1)a|b|c)", "(?<=a|bc)"]:
     add(p, [""])

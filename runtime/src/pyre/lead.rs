@@ -16,7 +16,9 @@
 //! `ti < y ≤ t(i+1)`, where `[ti, y)` lies inside the step's own run of class characters, so the
 //! maximal run reaches `ti` or further. Zero-width assertions and look-arounds are ignored (they
 //! only remove matches), and alternatives and optional pieces contribute one branch each, the
-//! bound being the least over branches. Nothing is ever skipped that could match.
+//! bound being the least over branches. A positive look-ahead whose every branch reaches a start
+//! stands in for the continuation: it must match where it stands, so its steps and starts obey the
+//! same argument. Nothing is ever skipped that could match.
 
 use memchr::memmem::Finder;
 use regex_automata::util::prefilter::Prefilter;
@@ -94,6 +96,21 @@ impl Analysis<'_> {
 
     fn node(&mut self, node: &Node, cont: &Cont<'_>) -> bool {
         match node {
+            Node::Look {
+                behind: false,
+                negated: false,
+                node: body,
+            } => {
+                // The look-ahead must match where it stands: when each of its own branches
+                // reaches a start, those bound the continuation; otherwise it only removes
+                // matches and the pattern after it gives the bound.
+                let mark = self.branches.len();
+                if self.cont(&Cont::Then(std::slice::from_ref(body), &Cont::End)) {
+                    return true;
+                }
+                self.branches.truncate(mark);
+                self.cont(cont)
+            }
             Node::Empty | Node::Look { .. } => self.cont(cont),
             Node::Assert(Assertion::Dollar) => self.push(Start::Dollar),
             Node::Assert(Assertion::TextEnd) => self.push(Start::End),
@@ -450,6 +467,32 @@ mod tests {
 
     fn naive(lits: &[&str], hay: &[u8], q: usize) -> Option<usize> {
         (q..hay.len()).find(|&p| lits.iter().any(|l| hay[p..].starts_with(l.as_bytes())))
+    }
+
+    /// The bound a skip gives for `pattern` (the continuation of a lazy loop) from `q`, or
+    /// `None` when the analysis gives no skip.
+    fn bound(pattern: &str, hay: &str, q: usize) -> Option<Option<usize>> {
+        let ast = super::super::parse::parse(pattern).expect("pattern parses");
+        let mut sets = Vec::new();
+        let root = std::slice::from_ref(&ast.root);
+        let skip = Skip::of(&Cont::Then(root, &Cont::End), &mut sets)?;
+        let mut cache = vec![GroupCache::default(); skip.cache_len()];
+        Some(skip.lower_bound(hay, q, &sets, &mut cache))
+    }
+
+    #[test]
+    fn positive_look_aheads_bound_by_their_own_starts() {
+        // lfm2's key/value continuation: the whitespace run before the next `,`, or before `$`
+        let kv = r"\s*(?=,\s*[A-Za-z_]\w*\s*=|$)";
+        assert_eq!(bound(kv, "a='x, y'  , b=1", 0), Some(Some(4)));
+        assert_eq!(bound(kv, "a='x, y'  , b=1", 5), Some(Some(8)));
+        assert_eq!(bound(kv, "abc", 0), Some(Some(3)));
+        // a look-ahead that can match empty says nothing; what follows it bounds
+        assert_eq!(bound(r"(?=(?:<e>)?)<f>", "<e> <f>", 0), Some(Some(4)));
+        // neither can bound: no skip
+        assert_eq!(bound(r"(?=.*<e>)", "x<e>", 0), None);
+        // negative look-aheads and look-behinds are still ignored
+        assert_eq!(bound(r"(?!<e>)<f>", "<e><f>", 0), Some(Some(3)));
     }
 
     #[test]

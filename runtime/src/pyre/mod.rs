@@ -248,6 +248,84 @@ impl Replacement {
     }
 }
 
+/// What [`PyRegex::sub_slice`] made: a byte range of the input when the result is one, else a new
+/// string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Substituted {
+    Slice(std::ops::Range<usize>),
+    Owned(String),
+}
+
+/// A `re.sub` result as it is built: a range of the input while it still is one (with a literal
+/// waiting to be found right before the first range), then a string.
+enum SubOutput<'r> {
+    Slice {
+        range: Option<(usize, usize)>,
+        pending: &'r str,
+    },
+    Owned(String),
+}
+
+impl<'r> SubOutput<'r> {
+    /// Appends `hay[x..y]`.
+    fn push_range(&mut self, hay: &str, x: usize, y: usize) {
+        if x >= y {
+            return;
+        }
+        let bytes = hay.as_bytes();
+        match self {
+            SubOutput::Slice { range, pending } => match *range {
+                None if pending.is_empty() => *range = Some((x, y)),
+                None if x >= pending.len()
+                    && bytes[x - pending.len()..x] == *pending.as_bytes() =>
+                {
+                    *range = Some((x - pending.len(), y));
+                    *pending = "";
+                }
+                Some((a, b)) if b == x => *range = Some((a, y)),
+                _ => {
+                    self.make_owned(hay);
+                    self.push_range(hay, x, y);
+                }
+            },
+            SubOutput::Owned(out) => out.push_str(hay.get(x..y).unwrap_or("")),
+        }
+    }
+
+    /// Appends replacement text.
+    fn push_literal(&mut self, hay: &str, text: &'r str) {
+        if text.is_empty() {
+            return;
+        }
+        match self {
+            SubOutput::Slice { range, pending } => match *range {
+                None if pending.is_empty() => *pending = text,
+                Some((a, b)) if hay.as_bytes()[b..].starts_with(text.as_bytes()) => {
+                    *range = Some((a, b + text.len()));
+                }
+                _ => {
+                    self.make_owned(hay);
+                    self.push_literal(hay, text);
+                }
+            },
+            SubOutput::Owned(out) => out.push_str(text),
+        }
+    }
+
+    fn make_owned(&mut self, hay: &str) {
+        if let SubOutput::Slice { range, pending } = self {
+            // Room for replacements a little longer than what they replace (`<think>\1`):
+            // growing past the capacity would copy the whole output once more.
+            let mut out = String::with_capacity(hay.len().saturating_add(256));
+            out.push_str(pending);
+            if let Some((a, b)) = *range {
+                out.push_str(hay.get(a..b).unwrap_or(""));
+            }
+            *self = SubOutput::Owned(out);
+        }
+    }
+}
+
 /// `re.finditer`: successive non-overlapping matches with Python 3.7+ empty-match rules.
 pub struct FindIter<'r, 'h> {
     regex: &'r PyRegex,
@@ -475,19 +553,63 @@ impl PyRegex {
 
     /// `re.sub(pattern, replacement, hay, flags=re.DOTALL)`.
     pub fn sub(&self, replacement: &Replacement, hay: &str) -> Result<String, MatchError> {
-        // Room for replacements a little longer than what they replace (`<think>\1`): growing
-        // past the capacity would copy the whole output once more.
-        let mut out = String::with_capacity(hay.len().saturating_add(256));
+        Ok(match self.sub_slice(replacement, hay)? {
+            Substituted::Slice(range) => hay.get(range).unwrap_or("").to_owned(),
+            Substituted::Owned(out) => out,
+        })
+    }
+
+    /// `re.sub` without copying when the result is a slice of `hay`: nothing matched, a match
+    /// at the end was replaced by nothing (`<\|end\|>.*` → ``), or a replacement rebuilt text that
+    /// was already there (`^(?:\s*<think>)?(.*?</think>)` → `<think>\1` on output that starts
+    /// with `<think>`). The result is compared byte for byte as it is built; only when it departs
+    /// from the input is a new string made.
+    ///
+    /// ```
+    /// use chatparse_runtime::pyre::{PyRegex, Replacement, Substituted};
+    /// let re = PyRegex::new(r"^(?:\s*<think>)?(.*?</think>)").unwrap();
+    /// let rep = Replacement::parse(r"<think>\1", &re).unwrap();
+    /// let hay = "  <think>hmm</think>Hi";
+    /// assert_eq!(re.sub_slice(&rep, hay).unwrap(), Substituted::Slice(2..hay.len()));
+    /// let hay = "hmm</think>Hi";
+    /// let out = Substituted::Owned("<think>hmm</think>Hi".to_owned());
+    /// assert_eq!(re.sub_slice(&rep, hay).unwrap(), out);
+    /// ```
+    pub fn sub_slice(
+        &self,
+        replacement: &Replacement,
+        hay: &str,
+    ) -> Result<Substituted, MatchError> {
+        let mut out = SubOutput::Slice {
+            range: None,
+            pending: "",
+        };
         let mut last = 0;
         for caps in self.find_iter(hay) {
             let caps = caps?;
             let (s, e) = caps.span(0).unwrap_or((last, last));
-            out.push_str(hay.get(last..s).unwrap_or(""));
-            template::expand(&replacement.pieces, &caps, &mut out);
+            out.push_range(hay, last, s);
+            for piece in &replacement.pieces {
+                match piece {
+                    template::Piece::Literal(text) => out.push_literal(hay, text),
+                    template::Piece::Group(i) => {
+                        if let Some((gs, ge)) = caps.span(*i) {
+                            out.push_range(hay, gs, ge);
+                        }
+                    }
+                }
+            }
             last = e;
         }
-        out.push_str(hay.get(last..).unwrap_or(""));
-        Ok(out)
+        out.push_range(hay, last, hay.len());
+        Ok(match out {
+            SubOutput::Slice { range, pending: "" } => {
+                let (a, b) = range.unwrap_or((0, 0));
+                Substituted::Slice(a..b)
+            }
+            SubOutput::Slice { pending, .. } => Substituted::Owned(pending.to_owned()),
+            SubOutput::Owned(out) => Substituted::Owned(out),
+        })
     }
 
     /// The first match starting at or after byte `pos` (Python's `pattern.search(hay, pos)`
@@ -600,8 +722,8 @@ impl PyRegex {
             if let Some((s, e)) = raw.get(fix.rust_group) {
                 if e > s {
                     for &g in std::iter::once(&0).chain(&fix.python_groups) {
-                        if let Some(Some((gs, ge))) = spans.get_mut(g) {
-                            *ge = ge.saturating_sub(1).max(*gs);
+                        if let Some((gs, ge)) = spans.get(g) {
+                            spans.set(g, Some((gs, ge.saturating_sub(1).max(gs))));
                         }
                     }
                 }

@@ -513,3 +513,27 @@ fn substring_search_shapes() {
         }
     }
 }
+
+/// Which substitutions come back as a slice of the input (the table above holds every result to
+/// Python's `re.sub`; this holds the copy-free path to the cases it is for).
+#[test]
+fn substitutions_that_rebuild_the_input_are_slices() {
+    use super::Substituted;
+    let slice = |p: &str, t: &str, h: &str| {
+        let r = re(p);
+        match r.sub_slice(&Replacement::parse(t, &r).unwrap(), h).unwrap() {
+            Substituted::Slice(range) => Some(range),
+            Substituted::Owned(_) => None,
+        }
+    };
+    // a terminator and everything after it removed: the text before it
+    assert_eq!(slice(r"<e>.*", "", "answer<e>junk"), Some(0..6));
+    // nothing matched: all of it
+    assert_eq!(slice(r"<e>.*", "", "answer"), Some(0..6));
+    // the replacement writes back the opener the output already had
+    assert_eq!(slice(r"^\s*(?:>>>)?", ">>>", " >>>all\nhi"), Some(1..10));
+    assert_eq!(slice(r"^\s*(?:>>>)?", ">>>", "all\nhi"), None);
+    assert_eq!(slice(r"(a)(b)", r"\1\2", "xabab"), Some(0..5));
+    assert_eq!(slice(r"(a)(b)", r"\2\1", "xabab"), None);
+    assert_eq!(slice(r"x", "", "xx"), Some(0..0));
+}
