@@ -49,6 +49,7 @@ use std::fmt;
 use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
+use super::fast::{ByteSet, Scan as ByteScan};
 use super::Event;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::pyre::{Delim, HeaderAlt, RegionShape};
@@ -101,19 +102,11 @@ struct Region {
     opener: Finder<'static>,
     /// Finders for the literal closers, in pattern order (`None` for `$`).
     closers: Vec<Option<Finder<'static>>>,
-    /// The bytes a closer can start with (`\n` for `$`), when there are at most three: text
-    /// without any of them holds no closer and nothing to hold back.
-    closer_starts: Option<Vec<u8>>,
-}
-
-/// Whether `hay` contains any of `bytes` (at most three).
-fn contains_any(bytes: &[u8], hay: &[u8]) -> bool {
-    match *bytes {
-        [a] => memchr::memchr(a, hay).is_some(),
-        [a, b] => memchr::memchr2(a, b, hay).is_some(),
-        [a, b, c] => memchr::memchr3(a, b, c, hay).is_some(),
-        _ => true,
-    }
+    /// The opener's first byte: text without it holds no opener, nor a prefix of one.
+    opener_first: Option<ByteScan>,
+    /// The bytes a closer can start with (`\n` for `$`): text without any of them holds no
+    /// closer and nothing to hold back.
+    closer_starts: ByteScan,
 }
 
 impl Region {
@@ -127,21 +120,24 @@ impl Region {
                 Delim::Dollar => None,
             })
             .collect();
-        let mut starts: Vec<u8> = shape
-            .closers
-            .iter()
-            .filter_map(|c| match c {
-                Delim::Lit(l) => l.as_bytes().first().copied(),
-                Delim::Dollar => Some(b'\n'),
-            })
-            .collect();
-        starts.sort_unstable();
-        starts.dedup();
+        let mut starts = ByteSet::default();
+        for closer in &shape.closers {
+            match closer {
+                Delim::Lit(l) => l.as_bytes().iter().take(1).for_each(|&b| starts.insert(b)),
+                Delim::Dollar => starts.insert(b'\n'),
+            }
+        }
+        let opener_first = shape.opener.as_bytes().first().map(|&b| {
+            let mut set = ByteSet::default();
+            set.insert(b);
+            ByteScan::new(set)
+        });
         Region {
             shape,
             opener,
             closers,
-            closer_starts: (starts.len() <= 3).then_some(starts),
+            opener_first,
+            closer_starts: ByteScan::new(starts),
         }
     }
 }
@@ -150,6 +146,8 @@ impl Region {
 struct Field {
     /// Index into the root's properties.
     property: usize,
+    /// The property's name (kept here: every event names its field).
+    name: String,
     kind: FieldKind,
     dirty: bool,
 }
@@ -307,6 +305,7 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
             || matches!(kind, FieldKind::Iterate(_));
         fields.push(Field {
             property: i,
+            name: prop.name.clone(),
             kind,
             dirty,
         });
@@ -470,6 +469,9 @@ impl<'p> XRegexStreamParser<'p> {
         }
         self.buffer.push_str(chunk);
         self.scratch.clear();
+        if !eof && self.route_quietly(chunk.len()) {
+            return Ok(());
+        }
         for i in 0..self.scans.len() {
             if let Err(e) = self.run(i, eof) {
                 self.failed = true;
@@ -478,6 +480,67 @@ impl<'p> XRegexStreamParser<'p> {
             }
         }
         Ok(())
+    }
+
+    /// The feed fast path: when every scanner had reached the end of the buffer before this
+    /// chunk and waits for a byte the chunk does not hold (an opener's first byte, a closer's),
+    /// each one moves to the new end as [`Self::run`] would, without its searches: openers are
+    /// still unseen, bodies grow by the chunk. `false`: run the scanners.
+    fn route_quietly(&mut self, added: usize) -> bool {
+        // Larger chunks are searched as a whole: the checks below are per byte.
+        const MAX_CHUNK: usize = 16;
+        let len = self.buffer.len();
+        let start = len - added;
+        if added > MAX_CHUNK {
+            return false;
+        }
+        let plan = self.plan;
+        let bytes = self.buffer.as_bytes();
+        let chunk = &bytes[start..];
+        for (scan, field) in self.scans.iter().zip(&plan.fields) {
+            let region = match &field.kind {
+                FieldKind::Search(r) | FieldKind::Iterate(r) => r,
+                FieldKind::Const => continue,
+            };
+            match *scan {
+                Scan::Done => {}
+                Scan::Seek { from } if from == start => {
+                    // No opener, whole or begun, may start in the chunk.
+                    let opener = region.shape.opener.as_bytes();
+                    let Some(&first) = opener.first() else {
+                        return false;
+                    };
+                    let begun = memchr::memchr_iter(first, chunk).any(|p| {
+                        let rest = &chunk[p..];
+                        let n = rest.len().min(opener.len());
+                        rest[..n] == opener[..n]
+                    });
+                    if begun {
+                        return false;
+                    }
+                }
+                Scan::Body { body, scan, .. } if scan.max(body) == start => {
+                    if region.closer_starts.any_in(chunk) {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        for (i, scan) in self.scans.iter_mut().enumerate() {
+            match scan {
+                Scan::Seek { from } => *from = len,
+                Scan::Body { emitted, scan, .. } => {
+                    if len > *emitted {
+                        self.scratch.push(Raw::Chunk(i, *emitted, len));
+                    }
+                    *emitted = len;
+                    *scan = len;
+                }
+                _ => {}
+            }
+        }
+        true
     }
 
     /// Advances field `i` as far as the buffer allows.
@@ -500,10 +563,9 @@ impl<'p> XRegexStreamParser<'p> {
                 Scan::Done => return Ok(()),
                 Scan::Seek { from } => {
                     // Text without the opener's first byte holds no opener, nor a prefix of one.
-                    let first = region.shape.opener.as_bytes().first().copied();
                     let rest = bytes.get(from..).unwrap_or_default();
-                    if let (Some(b), false) = (first, eof) {
-                        if memchr::memchr(b, rest).is_none() {
+                    if let (Some(first), false) = (&region.opener_first, eof) {
+                        if !first.any_in(rest) {
                             set(
                                 &mut self.scans,
                                 i,
@@ -522,14 +584,8 @@ impl<'p> XRegexStreamParser<'p> {
                         Some(start) => after_opener(region, start),
                         None if eof => Scan::Done,
                         None => {
-                            let keep = region.shape.opener.len().saturating_sub(1);
-                            set(
-                                &mut self.scans,
-                                i,
-                                Scan::Seek {
-                                    from: from.max(len.saturating_sub(keep)),
-                                },
-                            );
+                            let from = opener_may_start(region, bytes, from);
+                            set(&mut self.scans, i, Scan::Seek { from });
                             return Ok(());
                         }
                     }
@@ -599,6 +655,21 @@ impl<'p> XRegexStreamParser<'p> {
             set(&mut self.scans, i, next);
         }
     }
+}
+
+/// Where the opener of `region` may still start in `bytes`, no complete occurrence starting at
+/// or after `from`: the first position whose rest is a proper prefix of the opener (text that a
+/// later chunk may complete), else the end.
+fn opener_may_start(region: &Region, bytes: &[u8], from: usize) -> usize {
+    let opener = region.shape.opener.as_bytes();
+    let len = bytes.len();
+    let lowest = from.max(len.saturating_sub(opener.len().saturating_sub(1)));
+    let Some(&first) = opener.first() else {
+        return len;
+    };
+    (lowest..len)
+        .find(|&p| bytes[p] == first && opener.starts_with(&bytes[p..]))
+        .unwrap_or(len)
 }
 
 fn set(scans: &mut [Scan], i: usize, scan: Scan) {
@@ -726,14 +797,10 @@ fn body_end(region: &Region, bytes: &[u8], body: usize, scan: usize, eof: bool) 
     let len = bytes.len();
     let from = scan.max(body);
     let rest = bytes.get(from..).unwrap_or_default();
-    if !eof {
-        if let Some(starts) = &region.closer_starts {
-            if !contains_any(starts, rest) {
-                return BodyEnd::Wait {
-                    safe: len.max(from),
-                };
-            }
-        }
+    if !eof && !region.closer_starts.any_in(rest) {
+        return BodyEnd::Wait {
+            safe: len.max(from),
+        };
     }
     let first = region
         .closers
@@ -817,11 +884,7 @@ fn event<'n>(
     text: impl FnOnce(usize, usize) -> Cow<'n, str>,
 ) -> Event<'n> {
     let field_of = |i: usize| plan.fields.get(i);
-    let name = |i: usize| {
-        field_of(i)
-            .and_then(|f| plan.property(f))
-            .map_or("", |(n, _)| n)
-    };
+    let name = |i: usize| field_of(i).map_or("", |f| f.name.as_str());
     match raw {
         Raw::Open(i) => Event::RegionOpen { field: name(i) },
         Raw::Chunk(i, a, b) => Event::RegionChunk {
