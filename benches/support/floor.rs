@@ -1,14 +1,15 @@
 //! The floor each shipped schema is measured against: one `memchr::memmem` pass per delimiter
 //! its messages contain, plus `serde_json` on each JSON payload. Written by hand per schema from
 //! its format; no regex, no message built. A parser cannot do less work and be correct.
+//! The searchers are built once, as a hand-written parser would hold them.
 
-use memchr::memmem;
+use memchr::memmem::Finder;
 
 /// One schema's delimiters, and where its JSON payloads sit: each `(open, close)` pair marks a
 /// payload that starts at the first `{` or `[` after `open` and ends where `close` starts.
 pub struct Floor {
-    pub delimiters: &'static [&'static str],
-    pub json: &'static [(&'static str, &'static str)],
+    delimiters: Vec<Finder<'static>>,
+    json: Vec<(Finder<'static>, Finder<'static>)>,
 }
 
 const THINK: &[&str] = &[
@@ -203,7 +204,11 @@ pub fn floor_of(schema: &str) -> Floor {
         ),
         other => panic!("no floor written for {other}: add one to benches/floor.rs"),
     };
-    Floor { delimiters, json }
+    let finder = |d: &str| Finder::new(d.as_bytes()).into_owned();
+    Floor {
+        delimiters: delimiters.iter().map(|d| finder(d)).collect(),
+        json: json.iter().map(|(o, c)| (finder(o), finder(c))).collect(),
+    }
 }
 
 /// The floor's work on one message; returns something derived from every step so none of it
@@ -211,27 +216,26 @@ pub fn floor_of(schema: &str) -> Floor {
 pub fn run(text: &str, floor: &Floor) -> usize {
     let bytes = text.as_bytes();
     let mut sum = 0usize;
-    for delimiter in floor.delimiters {
-        for at in memmem::find_iter(bytes, delimiter.as_bytes()) {
+    for delimiter in &floor.delimiters {
+        for at in delimiter.find_iter(bytes) {
             sum = sum.wrapping_add(at);
         }
     }
-    for (open, close) in floor.json {
+    for (open, close) in &floor.json {
         let mut from = 0;
-        while let Some(at) = memmem::find(&bytes[from..], open.as_bytes()) {
-            let after = from + at + open.len();
+        while let Some(at) = open.find(&bytes[from..]) {
+            let after = from + at + open.needle().len();
             let Some(start) = memchr::memchr2(b'{', b'[', &bytes[after..]).map(|s| after + s)
             else {
                 break;
             };
-            let Some(end) = memmem::find(&bytes[start..], close.as_bytes()).map(|e| start + e)
-            else {
+            let Some(end) = close.find(&bytes[start..]).map(|e| start + e) else {
                 break;
             };
             if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text[start..end]) {
                 sum = sum.wrapping_add(value.as_array().map_or(1, Vec::len));
             }
-            from = end + close.len();
+            from = end + close.needle().len();
         }
     }
     sum
