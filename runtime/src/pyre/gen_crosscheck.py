@@ -124,26 +124,26 @@ ALT_LOOP_SHAPES = [
     r"((?:\s|<b>)*?)<m>", r"((?:[^<]|<b>)*?)(?=<m>|$)", r"^(?:[^<]|<b>)*?$", r"(?:a|bc|de)*?x",
 ]
 rng_alt = random.Random(20261124)
-ALT_TOKENS = ["<a>", "<b>", "<bc>", "<cd>", "<m>", "<e>", "<", "x", "a", "bc", "de", " ", "\n", "é", "ü", "éü", "yz"]
-for p in ALT_LOOP_SHAPES:
-    hs = ["", "<a><m>", "<a>x<b>y<m>z<e>", "<a>x<c>y<m>", "<a><b><b><m>\n", "<a>x<m>y<a><b><m>"]
-    for _ in range(24):
-        h = "".join(rng_alt.choice(ALT_TOKENS) for _ in range(rng_alt.randint(1, 12)))
-        hs.append(h if rng_alt.random() < 0.7 else h + "\n")
-    add(p, hs, r"[\g<0>]")
+
+def add_soups(patterns, fixed, tokens):
+    """Each pattern on the fixed haystacks and 24 soups of the tokens (30% with a final newline)."""
+    for p in patterns:
+        hs = list(fixed)
+        for _ in range(24):
+            h = "".join(rng_alt.choice(tokens) for _ in range(rng_alt.randint(1, 12)))
+            hs.append(h if rng_alt.random() < 0.7 else h + "\n")
+        add(p, hs, r"[\g<0>]")
+
+add_soups(ALT_LOOP_SHAPES, ["", "<a><m>", "<a>x<b>y<m>z<e>", "<a>x<c>y<m>", "<a><b><b><m>\n", "<a>x<m>y<a><b><m>"],
+          ["<a>", "<b>", "<bc>", "<cd>", "<m>", "<e>", "<", "x", "a", "bc", "de", " ", "\n", "é", "ü", "éü", "yz"])
 # lazy loops whose continuation is a look-ahead (lead.rs bounds the loop by the look-ahead's own
 # starts when each of its branches reaches one)
 LOOKAHEAD_SKIP_SHAPES = [
     r"(.*?)\s*(?=,\s*[a-z]\w*\s*=|$)", r"(.*?)(?=<e>|\s*<f>)x*", r"(.*?)(?=(?:<e>)?)<f>", r"(.*?)(?=.*<e>)",
     r"(.*?)(?=<e>)(?:<e>|<f>)", r"(.*?)(?=\s*(?:<e>|$))\s*", r"a(.*?)(?=(?=<e>)<e>)", r"(.*?)(?=(?:<e>|<f>)\s)",
 ]
-LOOKAHEAD_TOKENS = ["<e>", "<f>", ",", " ", "x", "=", "a", "key", "\n", "é", "<", "key =", ", k2="]
-for p in LOOKAHEAD_SKIP_SHAPES:
-    hs = ["", "a=1, b=2", "<e>", "x <f>", "a<e> ", "é, k2=ü\n"]
-    for _ in range(24):
-        h = "".join(rng_alt.choice(LOOKAHEAD_TOKENS) for _ in range(rng_alt.randint(1, 12)))
-        hs.append(h if rng_alt.random() < 0.7 else h + "\n")
-    add(p, hs, r"[\g<0>]")
+add_soups(LOOKAHEAD_SKIP_SHAPES, ["", "a=1, b=2", "<e>", "x <f>", "a<e> ", "é, k2=ü\n"],
+          ["<e>", "<f>", ",", " ", "x", "=", "a", "key", "\n", "é", "<", "key =", ", k2="])
 # $ before a final newline
 for p in [r"(.*?)(?:<\|end\|>|$)", r"$", r"a$", r"(a$)", r"(?:a$|b)", r"(a|b$)?", r"^(.*)$", r"\n$", r"(?:x$)??", r"$\Z", r"a$\n", r"(?m)$", r"(?m)^", r"(?m)^.*$", r"\Z", r"(?P<c>.*?)\s*$", r"$|a", r"$(?=\n)"]:
     add(p, ["", "hi\n", "hi\n\n", "x<|end|>y\n", "a\n"], "-")
