@@ -169,6 +169,18 @@ impl Compiler {
         u32::try_from(self.insts.len() - 1).ok()
     }
 
+    /// The skip of a lazy loop followed by `cont`, registered in the program: `Some(None)` when
+    /// the continuation gives no bound, `None` when the program is too large.
+    fn lazy_skip(&mut self, cont: &Cont<'_>) -> Option<Option<u32>> {
+        match Skip::of(cont, &mut self.sets) {
+            Some(skip) => {
+                self.skips.push(skip);
+                Some(Some(u32::try_from(self.skips.len() - 1).ok()?))
+            }
+            None => Some(None),
+        }
+    }
+
     fn here(&self) -> u32 {
         u32::try_from(self.insts.len()).unwrap_or(u32::MAX)
     }
@@ -306,13 +318,7 @@ impl Compiler {
             let skip = if greedy || max.is_some() {
                 None
             } else {
-                match Skip::of(cont, &mut self.sets) {
-                    Some(skip) => {
-                        self.skips.push(skip);
-                        Some(u32::try_from(self.skips.len() - 1).ok()?)
-                    }
-                    None => None,
-                }
+                self.lazy_skip(cont)?
             };
             return self
                 .emit(Inst::Repeat {
@@ -326,13 +332,7 @@ impl Compiler {
         }
         if !greedy && max.is_none() && min <= MAX_UNROLL {
             if let Some(alt) = AltBody::of(body, &mut self.sets) {
-                let skip = match Skip::of(cont, &mut self.sets) {
-                    Some(skip) => {
-                        self.skips.push(skip);
-                        Some(u32::try_from(self.skips.len() - 1).ok()?)
-                    }
-                    None => None,
-                };
+                let skip = self.lazy_skip(cont)?;
                 self.alts.push(alt);
                 let body = u32::try_from(self.alts.len() - 1).ok()?;
                 return self.emit(Inst::LazyAlt { body, min, skip }).map(drop);
@@ -975,25 +975,14 @@ impl Run<'_, '_> {
         let (skip, offset) = prog.skips.get(skip as usize)?;
         let cache = self.caches.get_mut(*offset..*offset + skip.cache_len())?;
         let to = skip.lower_bound(self.hay, from, &prog.sets, cache)?;
-        let stops = match prog.alts.get(body as usize)?.item {
-            Some(Item::Set(i)) => prog.stops.get(i as usize).and_then(Option::as_deref),
-            _ => None,
-        };
-        let hay = self.hay.as_bytes();
+        let item = prog.alts.get(body as usize)?.item;
         let mut p = from;
         while p < to {
-            if let Some(stops) = stops {
-                // Every character but the stop bytes is the item's: go straight to the next one.
-                let rest = hay.get(p..to).unwrap_or_default();
-                let hit = match *stops {
-                    [a] => memchr::memchr(a, rest),
-                    [a, b] => memchr::memchr2(a, b, rest),
-                    [a, b, c] => memchr::memchr3(a, b, c, rest),
-                    _ => Some(0),
-                };
-                match hit {
-                    Some(at) => p += at,
-                    None => return Some(to),
+            // The item's run (a `memchr` to its next stop byte for `[^<]`), then a literal.
+            if let Some(item) = item {
+                p = self.run_end(item, p, to);
+                if p >= to {
+                    break;
                 }
             }
             p = self.alt_step(body, p)?;

@@ -146,8 +146,6 @@ impl Region {
 struct Field {
     /// Index into the root's properties.
     property: usize,
-    /// The property's name (kept here: every event names its field).
-    name: String,
     kind: FieldKind,
     dirty: bool,
 }
@@ -305,7 +303,6 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
             || matches!(kind, FieldKind::Iterate(_));
         fields.push(Field {
             property: i,
-            name: prop.name.clone(),
             kind,
             dirty,
         });
@@ -510,12 +507,7 @@ impl<'p> XRegexStreamParser<'p> {
                     let Some(&first) = opener.first() else {
                         return false;
                     };
-                    let begun = memchr::memchr_iter(first, chunk).any(|p| {
-                        let rest = &chunk[p..];
-                        let n = rest.len().min(opener.len());
-                        rest[..n] == opener[..n]
-                    });
-                    if begun {
+                    if memchr::memchr_iter(first, chunk).any(|p| begins(opener, &chunk[p..])) {
                         return false;
                     }
                 }
@@ -664,12 +656,17 @@ fn opener_may_start(region: &Region, bytes: &[u8], from: usize) -> usize {
     let opener = region.shape.opener.as_bytes();
     let len = bytes.len();
     let lowest = from.max(len.saturating_sub(opener.len().saturating_sub(1)));
-    let Some(&first) = opener.first() else {
-        return len;
-    };
     (lowest..len)
-        .find(|&p| bytes[p] == first && opener.starts_with(&bytes[p..]))
+        .find(|&p| begins(opener, &bytes[p..]))
         .unwrap_or(len)
+}
+
+/// Whether an occurrence of `opener` may start at the beginning of `rest`: they agree as far as
+/// both go (the occurrence is whole, or `rest` ends inside it).
+fn begins(opener: &[u8], rest: &[u8]) -> bool {
+    let n = rest.len().min(opener.len());
+    // The first byte alone settles most positions, without a `memcmp` call.
+    n > 0 && rest[0] == opener[0] && rest[..n] == opener[..n]
 }
 
 fn set(scans: &mut [Scan], i: usize, scan: Scan) {
@@ -884,7 +881,11 @@ fn event<'n>(
     text: impl FnOnce(usize, usize) -> Cow<'n, str>,
 ) -> Event<'n> {
     let field_of = |i: usize| plan.fields.get(i);
-    let name = |i: usize| field_of(i).map_or("", |f| f.name.as_str());
+    let name = |i: usize| {
+        field_of(i)
+            .and_then(|f| plan.property(f))
+            .map_or("", |(n, _)| n)
+    };
     match raw {
         Raw::Open(i) => Event::RegionOpen { field: name(i) },
         Raw::Chunk(i, a, b) => Event::RegionChunk {
