@@ -29,11 +29,14 @@ mod interp;
 pub mod jmespath;
 pub mod pycoerce;
 pub mod pyjson;
-pub mod pyre;
-pub mod pyunicode;
 pub mod schema;
 pub mod stream;
 pub mod support;
+
+/// The Python-`re` engine (its own crate, `chatparse-pyre`).
+pub use chatparse_pyre as pyre;
+/// Python's Unicode character classes and `repr()` (from `chatparse-pyre`).
+pub use chatparse_pyre::unicode as pyunicode;
 
 pub use error::{ParseError, ParseErrorKind, SchemaError, SchemaProblem};
 pub use schema::Schema;

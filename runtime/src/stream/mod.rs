@@ -55,4 +55,7 @@ mod xregex;
 pub use events::Event;
 pub use parser::StreamParser;
 pub use template::{is_response_template, ResponseTemplate};
-pub use xregex::{NotStreamable, XRegexPlan, XRegexStreamParser};
+pub use xregex::{
+    region_shape, Delim, Header, HeaderAlt, NotStreamable, RegionShape, XRegexPlan,
+    XRegexStreamParser,
+};

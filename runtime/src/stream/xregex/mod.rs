@@ -43,6 +43,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod region;
+
 use std::borrow::Cow;
 use std::fmt;
 
@@ -52,9 +54,9 @@ use serde_json::{Map, Value};
 use super::fast::{ByteSet, Scan as ByteScan};
 use super::Event;
 use crate::error::{ParseError, ParseErrorKind};
-use crate::pyre::{Delim, HeaderAlt, RegionShape};
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::support::{self, Content};
+pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
 
 /// Why a schema cannot stream: the JSON pointer of the node or keyword, and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,15 +266,11 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
                 "x-regex-key-value matches are not literal-delimited regions".into(),
             ));
         } else if let (Some(regex), None) = (&node.regex, &node.iterator) {
-            let shape = regex
-                .regex
-                .region_shape()
+            let shape = region_shape(&regex.regex)
                 .map_err(|why| (regex.pointer.clone(), region_reason(&regex.regex, &why)))?;
             FieldKind::Search(Region::new(shape))
         } else if let (None, Some(iter)) = (&node.regex, &node.iterator) {
-            let shape = iter
-                .regex
-                .region_shape()
+            let shape = region_shape(&iter.regex)
                 .map_err(|why| (iter.pointer.clone(), region_reason(&iter.regex, &why)))?;
             if node.node_type != NodeType::Array
                 || node.parser.is_some()

@@ -19,8 +19,8 @@
 //!   backtrack into; a failure there fails the start position and the search moves to the next
 //!   occurrence of `OPEN`.
 
-use super::ast::{Assertion, ClassItem, Fold, Node, RepeatKind};
-use super::PyRegex;
+use chatparse_pyre::syntax::ast::{Assertion, ClassItem, Fold, Node, RepeatKind};
+use chatparse_pyre::PyRegex;
 
 /// One alternative of a header loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,21 +243,24 @@ fn check_header(header: &Header) -> Result<(), String> {
     Ok(())
 }
 
-impl PyRegex {
-    /// The region shape of this pattern, or why it has none (see [`RegionShape`]).
-    ///
-    /// ```
-    /// use chatparse_runtime::pyre::PyRegex;
-    /// let r = PyRegex::new(r"<think>(.*?)(?:</think>|$)").unwrap();
-    /// assert_eq!(r.region_shape().unwrap().opener, "<think>");
-    /// assert!(PyRegex::new(r"^\s*(.*)").unwrap().region_shape().is_err());
-    /// ```
-    pub fn region_shape(&self) -> Result<RegionShape, String> {
-        region_shape(&self.ast.root, self.group_count(), self.has_named_groups())
-    }
+/// The region shape of `regex`, or why it has none (see [`RegionShape`]).
+///
+/// ```
+/// use chatparse_runtime::pyre::PyRegex;
+/// use chatparse_runtime::stream::region_shape;
+/// let r = PyRegex::new(r"<think>(.*?)(?:</think>|$)").unwrap();
+/// assert_eq!(region_shape(&r).unwrap().opener, "<think>");
+/// assert!(region_shape(&PyRegex::new(r"^\s*(.*)").unwrap()).is_err());
+/// ```
+pub fn region_shape(regex: &PyRegex) -> Result<RegionShape, String> {
+    shape_of(
+        &regex.syntax_tree().root,
+        regex.group_count(),
+        regex.has_named_groups(),
+    )
 }
 
-fn region_shape(root: &Node, groups: usize, named: bool) -> Result<RegionShape, String> {
+fn shape_of(root: &Node, groups: usize, named: bool) -> Result<RegionShape, String> {
     if groups != 1 || named {
         return Err("it needs exactly one unnamed capture group".into());
     }
@@ -348,7 +351,7 @@ mod tests {
     use super::*;
 
     fn shape(p: &str) -> Result<RegionShape, String> {
-        PyRegex::new(p).unwrap().region_shape()
+        region_shape(&PyRegex::new(p).unwrap())
     }
 
     fn lit(s: &str) -> Delim {

@@ -24,8 +24,8 @@ use memchr::memmem::Finder;
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::{MatchKind, Span};
 
-use super::ast::{Assertion, Node};
 use super::charset::{self, CharSet, Item};
+use crate::syntax::ast::{Assertion, Node};
 
 /// The pattern after a point, for the analysis: the rest of each enclosing sequence, innermost
 /// first.
@@ -118,7 +118,7 @@ impl Analysis<'_> {
             Node::Assert(_) => self.cont(cont),
             Node::Char {
                 cp,
-                fold: super::ast::Fold::None,
+                fold: crate::syntax::ast::Fold::None,
             } => {
                 let Some(c) = char::from_u32(*cp) else {
                     // A lone surrogate never matches: this branch starts nowhere.
@@ -130,7 +130,7 @@ impl Analysis<'_> {
                         match next {
                             Node::Char {
                                 cp,
-                                fold: super::ast::Fold::None,
+                                fold: crate::syntax::ast::Fold::None,
                             } => match char::from_u32(*cp) {
                                 Some(c) => lit.push(c),
                                 None => break,
@@ -472,7 +472,7 @@ mod tests {
     /// The bound a skip gives for `pattern` (the continuation of a lazy loop) from `q`, or
     /// `None` when the analysis gives no skip.
     fn bound(pattern: &str, hay: &str, q: usize) -> Option<Option<usize>> {
-        let ast = super::super::parse::parse(pattern).expect("pattern parses");
+        let ast = crate::syntax::parse::parse(pattern).expect("pattern parses");
         let mut sets = Vec::new();
         let root = std::slice::from_ref(&ast.root);
         let skip = Skip::of(&Cont::Then(root, &Cont::End), &mut sets)?;

@@ -4,9 +4,9 @@
 use super::ast::{
     Assertion, Ast, Category, CategoryKind, Class, ClassItem, Fold, Node, RepeatKind, Width,
 };
-use super::pyutil::{is_identifier, py_int};
-use super::RegexError;
-use crate::pyunicode::repr;
+use crate::pyutil::{is_identifier, py_int};
+use crate::unicode::repr;
+use crate::RegexError;
 
 type Result<T> = std::result::Result<T, RegexError>;
 

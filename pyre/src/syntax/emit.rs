@@ -8,15 +8,15 @@ use once_cell::sync::Lazy;
 use super::ast::{
     Assertion, Ast, Category, CategoryKind, Class, ClassItem, Fold, Node, RepeatKind, Width,
 };
-use super::{Engine, RegexError};
-use crate::pyunicode;
+use crate::unicode;
+use crate::{Engine, RegexError};
 
 /// A class that matches nothing (Python code points a Rust `str` cannot hold).
 const NEVER: &str = r"[^\x{0}-\x{10FFFF}]";
 
-static UNI_WORD: Lazy<String> = Lazy::new(|| pyunicode::class_for(pyunicode::WORD));
-static UNI_DIGIT: Lazy<String> = Lazy::new(|| pyunicode::class_for(pyunicode::DECIMAL));
-static UNI_SPACE: Lazy<String> = Lazy::new(|| pyunicode::class_for(pyunicode::SPACE));
+static UNI_WORD: Lazy<String> = Lazy::new(|| unicode::class_for(unicode::WORD));
+static UNI_DIGIT: Lazy<String> = Lazy::new(|| unicode::class_for(unicode::DECIMAL));
+static UNI_SPACE: Lazy<String> = Lazy::new(|| unicode::class_for(unicode::SPACE));
 const ASCII_WORD: &str = r"[0-9A-Za-z_]";
 const ASCII_DIGIT: &str = r"[0-9]";
 const ASCII_SPACE: &str = r"[\x{9}-\x{D}\x{20}]";

@@ -4,7 +4,7 @@ use regex_automata::util::primitives::NonMaxUsize;
 use regex_automata::{meta, Anchored, Input};
 
 use super::spans::Spans;
-use super::{Engine, MatchError, RegexError};
+use crate::{Engine, MatchError, RegexError};
 
 /// Backtracking budget for fancy-regex: far above anything a sane schema needs on a 64 KB
 /// input, while still turning catastrophic patterns into a [`MatchError`] instead of a hang.

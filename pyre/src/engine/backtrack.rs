@@ -17,10 +17,10 @@
 //! turns catastrophic backtracking into a `None` ("gave up") that the caller answers with
 //! another engine.
 
-use super::ast::{Assertion, Ast, Node, RepeatKind};
 use super::charset::{self, CharSet, Item};
 use super::lead::{Cont, GroupCache, Skip};
 use super::spans::Spans;
+use crate::syntax::ast::{Assertion, Ast, Node, RepeatKind};
 
 /// Complex repeats are unrolled: counts above this keep the other engines.
 const MAX_UNROLL: u32 = 64;
@@ -149,7 +149,7 @@ fn literal_of(node: &Node) -> Option<String> {
     let one = |n: &Node| match n {
         Node::Char {
             cp,
-            fold: super::ast::Fold::None,
+            fold: crate::syntax::ast::Fold::None,
         } => char::from_u32(*cp),
         _ => None,
     };
@@ -207,7 +207,7 @@ impl Compiler {
             let mut lit = String::new();
             while let Some(Node::Char {
                 cp,
-                fold: super::ast::Fold::None,
+                fold: crate::syntax::ast::Fold::None,
             }) = nodes.get(i)
             {
                 match char::from_u32(*cp) {
@@ -996,7 +996,7 @@ mod tests {
     use super::*;
 
     fn alt_loops(pattern: &str) -> usize {
-        let ast = super::super::parse::parse(pattern).expect("pattern parses");
+        let ast = crate::syntax::parse::parse(pattern).expect("pattern parses");
         Program::compile(&ast).map_or(0, |prog| prog.alts.len())
     }
 

@@ -10,7 +10,7 @@
 //! What differs from Rust syntax and is translated:
 //! - `$` (no MULTILINE) also matches before a final `\n`: `(?=\n?\z)`, or, where nothing
 //!   can follow it, a consuming `(\n?)\z` whose newline is then taken off the reported spans.
-//! - `\d`, `\w`, `\s`, `\b`, `\B` use Python's Unicode sets (`crate::pyunicode`), or ASCII
+//! - `\d`, `\w`, `\s`, `\b`, `\B` use Python's Unicode sets (`crate::unicode`), or ASCII
 //!   under `(?a)`. Python 3.11's `\B` never matches in an empty string.
 //! - `\Z` is Rust's `\z`; `\<`, `\>` and other escaped punctuation are literals;
 //!   `{` that is not a repetition is a literal; `{,n}` is `{0,n}`; class syntax is
@@ -35,30 +35,28 @@
 //! while containing a capture group or preferring the empty match (see `emit.rs`), and
 //! anything the Rust engines refuse (e.g. their size limits).
 
-mod ast;
-mod backtrack;
-mod charset;
-mod emit;
-mod lead;
-mod literal;
-mod matcher;
-mod parse;
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
+mod engine;
 mod pyutil;
-mod region;
-mod spans;
-mod template;
+pub mod syntax;
 #[cfg(test)]
 mod tests;
+pub mod unicode;
 
 use once_cell::sync::OnceCell;
 
-pub use emit::DollarFixup;
-pub use matcher::FANCY_BACKTRACK_LIMIT;
-pub use region::{Delim, Header, HeaderAlt, RegionShape};
+pub use engine::matcher::FANCY_BACKTRACK_LIMIT;
+pub use syntax::emit::DollarFixup;
 
-use literal::{LiteralPlan, ScanCache};
-use matcher::Compiled;
-use spans::Spans;
+use engine::literal::ScanCache;
+use engine::matcher::Compiled;
+use engine::spans::Spans;
+use engine::{Automaton, Strategy};
+use syntax::{ast, emit, parse, template};
 
 /// Which Rust engine runs a translated pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -165,16 +163,11 @@ pub struct PyRegex {
     pattern: String,
     translation: Translation,
     ast: ast::Ast,
+    /// The compiled `regex`/fancy-regex engine: the whole answer under
+    /// [`Strategy::Automaton`], the fallback of the backtracker.
     main: Compiled,
-    /// Substring searches instead of `main`, when the pattern has the shape `literal.rs` knows.
-    literal: Option<LiteralPlan>,
-    /// The literal every match starts with, when there is one (`regex` engine only): candidates
-    /// are found with `memmem` and `main` runs anchored there.
-    prefix: Option<memchr::memmem::Finder<'static>>,
-    /// The backtracking matcher with substring-search skips, for patterns `main` would run on the
-    /// backtracking VM of fancy-regex (a mid-pattern `$`, look-around) or whose lazy loops it can
-    /// skip through; `main` stays as the answer when it gives up.
-    backtrack: Option<backtrack::Program>,
+    /// How searches run (chosen once from the pattern's shape; see `engine`).
+    strategy: Strategy,
     /// `(?:P)(?!\G)` on fancy-regex, for the search after an empty match; built on first use.
     not_empty_at_start: OnceCell<Result<Compiled, RegexError>>,
     backtrack_limit: usize,
@@ -389,51 +382,39 @@ impl PyRegex {
             translation.engine,
             backtrack_limit,
         )?;
-        let literal = if translation.can_match_empty {
-            None
-        } else {
-            LiteralPlan::new(&ast.root, ast.group_count())
-        };
-        let prefix = match (&literal, translation.engine) {
-            (None, Engine::Regex) => literal::required_prefix(&ast.root)
-                .filter(|p| p.len() >= 3)
-                .map(|p| memchr::memmem::Finder::new(p.as_bytes()).into_owned()),
-            _ => None,
-        };
-        let backtrack = match literal {
-            None => backtrack::Program::compile(&ast),
-            Some(_) => None,
-        };
+        let strategy = Strategy::choose(&ast, &translation);
         Ok(PyRegex {
             pattern: python_pattern.to_string(),
             translation,
             ast,
             main,
-            literal,
-            prefix,
-            backtrack,
+            strategy,
             not_empty_at_start: OnceCell::new(),
             backtrack_limit,
         })
     }
 
     /// Runs every search on the regex engine, never on substring searches (see
-    /// [`crate::Schema::disable_fast_paths`]).
+    /// chatparse's `Schema::disable_fast_paths`).
     #[doc(hidden)]
     pub fn disable_fast_paths(&mut self) {
-        self.literal = None;
-        self.prefix = None;
-        self.backtrack = None;
+        self.strategy = Strategy::Automaton(Automaton::Scan);
     }
 
     /// Runs every search on the backtracking matcher, if it supports the pattern (tests hold it
     /// to Python's answers on patterns the selection would give to other engines).
     #[cfg(test)]
     pub(crate) fn force_backtrack(&mut self) -> bool {
-        self.literal = None;
-        self.prefix = None;
-        self.backtrack = backtrack::Program::compile(&self.ast);
-        self.backtrack.is_some()
+        match engine::backtrack::Program::compile(&self.ast) {
+            Some(program) => {
+                self.strategy = Strategy::Backtrack {
+                    program,
+                    fallback: Automaton::Scan,
+                };
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether searches run on chatparse's own backtracking matcher (with substring-search
@@ -441,26 +422,26 @@ impl PyRegex {
     /// reduce to plain substring searches use neither.
     ///
     /// ```
-    /// use chatparse_runtime::pyre::PyRegex;
+    /// use chatparse_pyre::PyRegex;
     /// let whole = PyRegex::new(r"^\s*(?:<think>(?P<r>.*?)(?:</think>|$))?(?P<c>.*?)\s*$").unwrap();
     /// assert!(whole.uses_backtracking_matcher());
     /// let plain = PyRegex::new(r"<think>(.*?)(?:</think>|$)").unwrap();
     /// assert!(plain.uses_substring_search() && !plain.uses_backtracking_matcher());
     /// ```
     pub fn uses_backtracking_matcher(&self) -> bool {
-        self.backtrack.is_some()
+        matches!(self.strategy, Strategy::Backtrack { .. })
     }
 
     /// Whether searches run as substring searches instead of on a regex engine (the pattern is a
     /// literal opener, a DOTALL `.*?`/`.*` body and literal/`$` closers).
     ///
     /// ```
-    /// use chatparse_runtime::pyre::PyRegex;
+    /// use chatparse_pyre::PyRegex;
     /// assert!(PyRegex::new(r"<think>(.*?)(?:</think>|$)").unwrap().uses_substring_search());
     /// assert!(!PyRegex::new(r"<think>\s*(.*?)</think>").unwrap().uses_substring_search());
     /// ```
     pub fn uses_substring_search(&self) -> bool {
-        self.literal.is_some()
+        matches!(self.strategy, Strategy::Substring(_))
     }
 
     /// The Python pattern this was built from.
@@ -471,6 +452,11 @@ impl PyRegex {
     /// How the pattern was translated (for diagnostics).
     pub fn translation(&self) -> &Translation {
         &self.translation
+    }
+
+    /// The parsed pattern, flags resolved (see [`syntax`]): for tools that recognise shapes.
+    pub fn syntax_tree(&self) -> &syntax::Ast {
+        &self.ast
     }
 
     /// Number of capture groups (Python's `pattern.groups`).
@@ -502,7 +488,7 @@ impl PyRegex {
     /// match never yields `None` for that group.
     ///
     /// ```
-    /// use chatparse_runtime::pyre::PyRegex;
+    /// use chatparse_pyre::PyRegex;
     /// assert!(PyRegex::new("<a>(.*?)</a>").unwrap().group_always_participates(1));
     /// assert!(!PyRegex::new("(?:<a>(.*?)</a>)?").unwrap().group_always_participates(1));
     /// assert!(!PyRegex::new("x|(y)").unwrap().group_always_participates(1));
@@ -566,7 +552,7 @@ impl PyRegex {
     /// from the input is a new string made.
     ///
     /// ```
-    /// use chatparse_runtime::pyre::{PyRegex, Replacement, Substituted};
+    /// use chatparse_pyre::{PyRegex, Replacement, Substituted};
     /// let re = PyRegex::new(r"^(?:\s*<think>)?(.*?</think>)").unwrap();
     /// let rep = Replacement::parse(r"<think>\1", &re).unwrap();
     /// let hay = "  <think>hmm</think>Hi";
@@ -620,17 +606,22 @@ impl PyRegex {
         pos: usize,
         cache: &mut ScanCache,
     ) -> Result<Option<Captures<'h>>, MatchError> {
-        if let Some(plan) = &self.literal {
-            return Ok(plan
-                .search(hay, pos, cache)
-                .map(|spans| Captures { hay, spans }));
-        }
-        if let Some(program) = &self.backtrack {
-            if let Ok(found) = program.search(hay, pos, None, self.backtrack_budget(hay)) {
-                return Ok(found.map(|spans| Captures { hay, spans }));
+        let automaton = match &self.strategy {
+            Strategy::Substring(plan) => {
+                return Ok(plan
+                    .search(hay, pos, cache)
+                    .map(|spans| Captures { hay, spans }))
             }
-        }
-        if let Some(prefix) = &self.prefix {
+            Strategy::Backtrack { program, fallback } => {
+                // Past its step budget the backtracker gives up, and the engine answers.
+                if let Ok(found) = program.search(hay, pos, None, self.backtrack_budget(hay)) {
+                    return Ok(found.map(|spans| Captures { hay, spans }));
+                }
+                fallback
+            }
+            Strategy::Automaton(automaton) => automaton,
+        };
+        if let Automaton::Prefixed(prefix) = automaton {
             return Ok(self
                 .prefixed_search(prefix, hay, pos)
                 .map(|raw| self.python_captures(hay, &raw)));
@@ -684,7 +675,7 @@ impl PyRegex {
         if !self.translation.can_match_empty {
             return self.search_at(hay, pos, &mut ScanCache::default());
         }
-        if let Some(program) = &self.backtrack {
+        if let Some(program) = self.strategy.backtracker() {
             if let Ok(found) = program.search(hay, pos, Some(pos), self.backtrack_budget(hay)) {
                 return Ok(found.map(|spans| Captures { hay, spans }));
             }

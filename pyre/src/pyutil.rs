@@ -1,6 +1,6 @@
 //! Small pieces of Python's `str` behaviour that `re` relies on for group names and numbers.
 
-use crate::pyunicode;
+use crate::unicode;
 use once_cell::sync::Lazy;
 
 /// `str.isidentifier()`: XID_Start or `_`, then XID_Continue (Rust's Unicode tables).
@@ -39,7 +39,7 @@ impl PyInt {
 /// Python's `int(s)`: surrounding whitespace, a sign, Unicode decimal digits and single
 /// underscores between digits are accepted.
 pub(crate) fn py_int(s: &str) -> Option<PyInt> {
-    let trimmed = s.trim_matches(pyunicode::is_space);
+    let trimmed = s.trim_matches(unicode::is_space);
     let (negative, body) = match trimmed.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, trimmed.strip_prefix('+').unwrap_or(trimmed)),
@@ -57,7 +57,7 @@ pub(crate) fn py_int(s: &str) -> Option<PyInt> {
             prev_underscore = true;
             continue;
         }
-        let d = pyunicode::decimal_value(c)?;
+        let d = unicode::decimal_value(c)?;
         prev_underscore = false;
         if !(digits.is_empty() && d == 0) {
             digits.push(char::from_digit(d, 10)?);
@@ -105,8 +105,8 @@ mod tests {
     #[test]
     fn repr() {
         // python3: repr('a'), repr("it's"), repr('a\nb\\')
-        assert_eq!(crate::pyunicode::repr("a"), "'a'");
-        assert_eq!(crate::pyunicode::repr("it's"), "\"it's\"");
-        assert_eq!(crate::pyunicode::repr("a\nb\\"), "'a\\nb\\\\'");
+        assert_eq!(crate::unicode::repr("a"), "'a'");
+        assert_eq!(crate::unicode::repr("it's"), "\"it's\"");
+        assert_eq!(crate::unicode::repr("a\nb\\"), "'a\\nb\\\\'");
     }
 }

@@ -1,9 +1,9 @@
 //! One-character matchers with Python's class semantics, for the backtracking matcher: `.`,
 //! bracketed classes and the shorthand categories, decided per character with the tables in
-//! `crate::pyunicode` (ASCII characters through a precomputed bitmap).
+//! `crate::unicode` (ASCII characters through a precomputed bitmap).
 
-use super::ast::{Category, CategoryKind, Class, ClassItem, Fold, Node};
-use crate::pyunicode;
+use crate::syntax::ast::{Category, CategoryKind, Class, ClassItem, Fold, Node};
+use crate::unicode;
 
 /// What one step of a match may consume: exactly one character with these properties.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,9 +101,9 @@ fn category_contains(cat: Category, c: char) -> bool {
             }
     } else {
         match cat.kind {
-            CategoryKind::Digit => pyunicode::decimal_value(c).is_some(),
-            CategoryKind::Word => pyunicode::is_word(c),
-            CategoryKind::Space => pyunicode::is_space(c),
+            CategoryKind::Digit => unicode::decimal_value(c).is_some(),
+            CategoryKind::Word => unicode::is_word(c),
+            CategoryKind::Space => unicode::is_space(c),
         }
     };
     hit != cat.negated
@@ -114,7 +114,7 @@ pub(crate) fn is_word(c: char, ascii: bool) -> bool {
     if ascii {
         c.is_ascii_alphanumeric() || c == '_'
     } else {
-        pyunicode::is_word(c)
+        unicode::is_word(c)
     }
 }
 

@@ -1,5 +1,5 @@
 //! Python's character classes, copied from the Unicode database of the Python that runs the
-//! reference parser (see `scripts/gen_unicode_tables.py`). Rust's own `\w`, `\s` and
+//! reference parser (see `pyre/gen_unicode_tables.py`). Rust's own `\w`, `\s` and
 //! `char::is_whitespace` are defined differently (marks, connector punctuation, U+001C–U+001F),
 //! so every place that must agree with Python asks this module instead.
 
@@ -25,7 +25,7 @@ fn in_ranges(ranges: &[(u32, u32)], c: char) -> bool {
 /// Python `re`'s `\w` for str patterns (equivalently `c.isalnum() or c == "_"`).
 ///
 /// ```
-/// use chatparse_runtime::pyunicode::is_word;
+/// use chatparse_pyre::unicode::is_word;
 /// assert!(is_word('é') && is_word('_') && is_word('½'));
 /// assert!(!is_word('\u{0301}')); // a combining mark: Rust's \w says yes, Python says no
 /// ```
@@ -39,7 +39,7 @@ pub fn is_word(c: char) -> bool {
 /// Python's `str.isspace` (and `re`'s `\s`).
 ///
 /// ```
-/// use chatparse_runtime::pyunicode::is_space;
+/// use chatparse_pyre::unicode::is_space;
 /// assert!(is_space('\u{1c}') && is_space('\u{3000}'));
 /// assert!(!is_space('\u{200b}'));
 /// ```
@@ -53,7 +53,7 @@ pub fn is_space(c: char) -> bool {
 /// The value of a Unicode decimal digit (`str.isdecimal`), as Python's `int()` reads it.
 ///
 /// ```
-/// use chatparse_runtime::pyunicode::decimal_value;
+/// use chatparse_pyre::unicode::decimal_value;
 /// assert_eq!(decimal_value('7'), Some(7));
 /// assert_eq!(decimal_value('٣'), Some(3));
 /// assert_eq!(decimal_value('½'), None);
@@ -80,7 +80,7 @@ pub fn is_printable(c: char) -> bool {
 /// escaped, other non-printable characters as `\xhh`, `\uhhhh` or `\Uhhhhhhhh`.
 ///
 /// ```
-/// use chatparse_runtime::pyunicode::repr;
+/// use chatparse_pyre::unicode::repr;
 /// assert_eq!(repr("it's"), r#""it's""#);
 /// assert_eq!(repr("a\tb\u{7f}\u{a0}é\u{200b}"), r"'a\tb\x7f\xa0é\u200b'");
 /// assert_eq!(repr("\u{e0001}"), r"'\U000e0001'");

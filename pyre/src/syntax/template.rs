@@ -1,9 +1,9 @@
 //! `re.sub` replacement templates (a transcription of `_parser.parse_template`, Python 3.11).
 
 use super::parse::{Source, Tok};
-use super::pyutil::{is_identifier, py_int};
-use super::{Captures, RegexError};
-use crate::pyunicode::repr;
+use crate::pyutil::{is_identifier, py_int};
+use crate::unicode::repr;
+use crate::{Captures, RegexError};
 
 const MAXGROUPS: usize = 1_073_741_823;
 

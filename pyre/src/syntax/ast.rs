@@ -3,11 +3,11 @@
 //! Python's flag scoping.
 
 /// Python's `MAXWIDTH` (`1 << 64`): widths saturate here, as in `SubPattern.getwidth`.
-pub(crate) const MAXWIDTH: u128 = 1 << 64;
+pub const MAXWIDTH: u128 = 1 << 64;
 
 /// How a literal, class or backreference compares characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fold {
+pub enum Fold {
     /// Exact comparison.
     None,
     /// `re.IGNORECASE` with Unicode semantics (emitted as Rust's `(?i)`).
@@ -18,7 +18,7 @@ pub(crate) enum Fold {
 
 /// The three shorthand classes, with their negations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CategoryKind {
+pub enum CategoryKind {
     Digit,
     Word,
     Space,
@@ -26,7 +26,7 @@ pub(crate) enum CategoryKind {
 
 /// `\d`, `\W`, … as Python resolves them under the flags in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Category {
+pub struct Category {
     pub kind: CategoryKind,
     pub negated: bool,
     /// `re.ASCII` in force: the ASCII-only set.
@@ -35,7 +35,7 @@ pub(crate) struct Category {
 
 /// One member of a bracketed class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ClassItem {
+pub enum ClassItem {
     /// An inclusive code point range (a single literal is `lo == hi`). May contain
     /// surrogates, which a Rust `str` never holds; emission drops them.
     Range(u32, u32),
@@ -44,7 +44,7 @@ pub(crate) enum ClassItem {
 
 /// A character class: a union of items, possibly negated as a whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Class {
+pub struct Class {
     pub negated: bool,
     pub items: Vec<ClassItem>,
     pub fold: Fold,
@@ -52,7 +52,7 @@ pub(crate) struct Class {
 
 /// Zero-width assertions that are not look-arounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Assertion {
+pub enum Assertion {
     /// `\A`, or `^` without MULTILINE.
     TextStart,
     /// `\Z`.
@@ -71,7 +71,7 @@ pub(crate) enum Assertion {
 
 /// Greedy, lazy (`*?`) or possessive (`*+`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RepeatKind {
+pub enum RepeatKind {
     Greedy,
     Lazy,
     Possessive,
@@ -79,7 +79,7 @@ pub(crate) enum RepeatKind {
 
 /// A node of the pattern tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Node {
+pub enum Node {
     Empty,
     /// One code point (possibly a lone surrogate, which can never match a `str`).
     Char {
@@ -125,11 +125,11 @@ pub(crate) enum Node {
 }
 
 /// `(min, max)` number of characters a node can match, as Python's `getwidth` computes it.
-pub(crate) type Width = (u128, u128);
+pub type Width = (u128, u128);
 
 impl Node {
     /// Python's `SubPattern.getwidth` for this node; `group_widths[g]` is group `g`'s width.
-    pub(crate) fn width(&self, group_widths: &[Width]) -> Width {
+    pub fn width(&self, group_widths: &[Width]) -> Width {
         let (lo, hi) = match self {
             Node::Empty | Node::Assert(_) | Node::Look { .. } => (0, 0),
             Node::Char { .. } | Node::Any { .. } | Node::Class(_) => (1, 1),
@@ -174,7 +174,7 @@ impl Node {
     }
 
     /// Whether a capture group occurs anywhere inside.
-    pub(crate) fn has_capture(&self) -> bool {
+    pub fn has_capture(&self) -> bool {
         match self {
             Node::Group { index: Some(_), .. } => true,
             Node::Group { node, .. }
@@ -192,7 +192,7 @@ impl Node {
 
 /// The whole parsed pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Ast {
+pub struct Ast {
     pub root: Node,
     /// Names of groups `1..=n` (index 0 unused and `None`).
     pub names: Vec<Option<String>>,
@@ -202,7 +202,7 @@ pub(crate) struct Ast {
 
 impl Ast {
     /// Number of capture groups.
-    pub(crate) fn group_count(&self) -> usize {
+    pub fn group_count(&self) -> usize {
         self.names.len().saturating_sub(1)
     }
 }

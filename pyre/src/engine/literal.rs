@@ -11,8 +11,8 @@
 
 use memchr::memmem::{Finder, FinderRev};
 
-use super::ast::{Assertion, Fold, Node, RepeatKind};
 use super::spans::Spans;
+use crate::syntax::ast::{Assertion, Fold, Node, RepeatKind};
 
 /// Literals a plan may search for; more alternatives than this keep the regex engine (and keep
 /// [`ScanCache`] on the stack).
