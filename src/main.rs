@@ -8,9 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use chatparse::runtime::stream::{
-    is_response_template, Event, ResponseTemplate, StreamParser, XRegexPlan, XRegexStreamParser,
-};
+use chatparse::runtime::stream::NotStreamable;
+use chatparse::runtime::{display_pointer, Spec, StreamSetupError};
 use chatparse::{shipped, templates, Schema, SchemaError};
 
 /// Exit codes of the contract.
@@ -277,56 +276,40 @@ fn list_schemas() -> Result<ExitCode, Failure> {
 
 /// `stream --schema`: a shipped template name, else a path to a template file. An x-regex
 /// response schema (a shipped name or a file of that shape) cannot stream yet.
-/// What `chatparse stream` runs: a response template, or an x-regex schema that streams.
-enum StreamSource {
-    Template(Box<ResponseTemplate>),
-    XRegex(Box<XRegexPlan>),
-}
-
-/// An x-regex schema for streaming: its plan, or why it cannot stream (with a hint when a
-/// response_template ships for the same family).
-fn x_regex_plan(spec: &str, schema: Schema) -> Result<StreamSource, Failure> {
-    XRegexPlan::new(schema)
-        .map(|plan| StreamSource::XRegex(Box::new(plan))).map_err(|refusal| {
-        let pointer = if refusal.pointer.is_empty() {
-            "(root)"
-        } else {
-            &refusal.pointer
-        };
-        let stem = std::path::Path::new(spec)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or(spec);
-        let hint = if templates::text(stem).is_some() {
-            format!(
-                "; a response_template ships for this family: chatparse stream --schema {stem}"
-            )
-        } else {
-            format!(
-                "; x-regex schemas that stream: literal-delimited fields only (shipped \
-                 response templates: {})",
-                templates::names().collect::<Vec<_>>().join(", ")
-            )
-        };
-        Failure::new(
-            EXIT_BAD_SCHEMA,
-            format!(
-                "schema {spec} is an x-regex response schema that cannot stream: {pointer}: {}{hint}",
-                refusal.reason
-            ),
+/// Why an x-regex schema cannot stream, with a hint when a response_template ships for the same
+/// family.
+fn not_streamable(spec: &str, refusal: &NotStreamable) -> Failure {
+    let stem = std::path::Path::new(spec)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(spec);
+    let hint = if templates::text(stem).is_some() {
+        format!("; a response_template ships for this family: chatparse stream --schema {stem}")
+    } else {
+        format!(
+            "; x-regex schemas that stream: literal-delimited fields only (shipped \
+             response templates: {})",
+            templates::names().collect::<Vec<_>>().join(", ")
         )
-    })
+    };
+    Failure::new(
+        EXIT_BAD_SCHEMA,
+        format!(
+            "schema {spec} is an x-regex response schema that cannot stream: {}: {}{hint}",
+            display_pointer(&refusal.pointer),
+            refusal.reason
+        ),
+    )
 }
 
-fn load_stream_source(spec: &str) -> Result<StreamSource, Failure> {
+/// What `chatparse stream --schema SPEC` runs: a shipped response template of that name, else a
+/// shipped schema, else a file of either format.
+fn load_stream_spec(spec: &str) -> Result<Spec, Failure> {
     if let Some(loaded) = templates::try_template(spec) {
-        return loaded
-            .map(|t| StreamSource::Template(Box::new(t)))
-            .map_err(|e| schema_failure(&e));
+        return loaded.map(Spec::from).map_err(|e| schema_failure(&e));
     }
     if let Some(loaded) = shipped::try_schema(spec) {
-        let schema = loaded.map_err(|e| schema_failure(&e))?;
-        return x_regex_plan(spec, schema);
+        return loaded.map(Spec::from).map_err(|e| schema_failure(&e));
     }
     let path = PathBuf::from(spec);
     if !path.exists() {
@@ -345,52 +328,7 @@ fn load_stream_source(spec: &str) -> Result<StreamSource, Failure> {
             format!("cannot read {}: {e}", path.display()),
         )
     })?;
-    // Invalid JSON is left to the loader, which reports its line and column.
-    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
-        let schema_shaped = ["type", "properties", "x-regex"]
-            .iter()
-            .any(|k| value.get(k).is_some());
-        if !is_response_template(&value) && schema_shaped {
-            let schema = Schema::from_json_str_named(&text, &path.display().to_string())
-                .map_err(|e| schema_failure(&e))?;
-            return x_regex_plan(spec, schema);
-        }
-    }
-    ResponseTemplate::from_json_str_named(&text, &path.display().to_string())
-        .map(|t| StreamSource::Template(Box::new(t)))
-        .map_err(|e| schema_failure(&e))
-}
-
-/// The parser `chatparse stream` feeds.
-enum Streamer<'a> {
-    Template(Box<StreamParser<'a>>),
-    XRegex(XRegexStreamParser<'a>),
-}
-
-impl Streamer<'_> {
-    fn feed_with(
-        &mut self,
-        chunk: &str,
-        on_event: impl FnMut(Event<'_>),
-    ) -> Result<(), chatparse::ParseError> {
-        match self {
-            Streamer::Template(p) => p.feed_with(chunk, on_event),
-            Streamer::XRegex(p) => p.feed_with(chunk, on_event),
-        }
-    }
-
-    /// Ends the stream: the last events go to `on_event`; returns the message.
-    fn finish(
-        self,
-        on_event: impl FnMut(Event<'_>),
-    ) -> Result<serde_json::Value, chatparse::ParseError> {
-        let (message, events) = match self {
-            Streamer::Template(p) => p.finish()?,
-            Streamer::XRegex(p) => p.finish()?,
-        };
-        events.into_iter().for_each(on_event);
-        Ok(message)
-    }
+    Spec::from_json_str_named(&text, &path.display().to_string()).map_err(|e| schema_failure(&e))
 }
 
 fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {
@@ -414,7 +352,7 @@ fn read_tools(path: &PathBuf) -> Result<Vec<serde_json::Value>, Failure> {
 
 /// One JSON event per line, flushed after every read; the final message last.
 fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
-    let source = load_stream_source(&args.schema)?;
+    let spec = load_stream_spec(&args.schema)?;
     let prefix = match &args.prefix {
         Some(path) => read_text_file("prefix", path)?,
         None => String::new(),
@@ -426,29 +364,30 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
     let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut parser = match &source {
-        StreamSource::Template(template) => {
-            let parser =
-                StreamParser::with_tools(template, &prefix, &tools).map_err(parse_failure)?;
-            for event in parser.initial_events() {
-                writeln!(out, "{}", event.to_json())?;
-            }
-            Streamer::Template(Box::new(parser))
+    let mut parser = spec
+        .stream(
+            args.prefix.is_some().then_some(prefix.as_str()),
+            args.tools.is_some().then_some(tools.as_slice()),
+        )
+        .map_err(|e| match e {
+            StreamSetupError::NotStreamable(why) => not_streamable(&args.schema, &why),
+            StreamSetupError::NotApplicable { .. } => Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!(
+                    "--prefix and --tools apply to response templates; the x-regex schema {} \
+                     parses the model output alone",
+                    args.schema
+                ),
+            ),
+            StreamSetupError::Prefix(e) => parse_failure(e),
+        })?;
+    let mut written = Ok(());
+    parser.initial_events_with(&mut |event| {
+        if written.is_ok() {
+            written = writeln!(out, "{}", event.to_json());
         }
-        StreamSource::XRegex(plan) => {
-            if args.prefix.is_some() || args.tools.is_some() {
-                return Err(Failure::new(
-                    EXIT_BAD_SCHEMA,
-                    format!(
-                        "--prefix and --tools apply to response templates; the x-regex schema {} \
-                         parses the model output alone",
-                        args.schema
-                    ),
-                ));
-            }
-            Streamer::XRegex(XRegexStreamParser::new(plan.as_ref()))
-        }
-    };
+    });
+    written?;
     out.flush()?;
 
     let mut stdin = io::stdin().lock();
@@ -481,7 +420,7 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
         let text = std::str::from_utf8(pending.get(..valid).unwrap_or_default()).unwrap_or("");
         let mut written = Ok(());
         parser
-            .feed_with(text, |event| {
+            .feed_with(text, &mut |event| {
                 if written.is_ok() {
                     written = writeln!(out, "{}", event.to_json());
                 }
@@ -499,7 +438,7 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
     }
     let mut written = Ok(());
     let message = parser
-        .finish(|event| {
+        .finish_with(&mut |event| {
             if written.is_ok() {
                 written = writeln!(out, "{}", event.to_json());
             }

@@ -56,7 +56,7 @@ use engine::literal::ScanCache;
 use engine::matcher::Compiled;
 use engine::spans::Spans;
 use engine::{Automaton, Strategy};
-use syntax::{ast, emit, parse, template};
+use syntax::{ast, emit, parse, replacement};
 
 /// Which Rust engine runs a translated pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -222,21 +222,21 @@ impl<'h> Captures<'h> {
 /// A parsed `re.sub` replacement template.
 #[derive(Debug, Clone)]
 pub struct Replacement {
-    pieces: Vec<template::Piece>,
+    pieces: Vec<replacement::Piece>,
 }
 
 impl Replacement {
     /// Parses `template` as `re.sub` would for `regex`: `\1`, `\g<name>`, `\g<0>`, escapes,
     /// octal; unknown ASCII-letter escapes and references to missing groups are errors.
     pub fn parse(template: &str, regex: &PyRegex) -> Result<Self, RegexError> {
-        let pieces = template::parse_template(template, regex.group_count(), &regex.ast.names)?;
+        let pieces = replacement::parse_template(template, regex.group_count(), &regex.ast.names)?;
         Ok(Replacement { pieces })
     }
 
     /// The replacement for one match (what `m.expand(template)` returns).
     pub fn expand(&self, caps: &Captures<'_>) -> String {
         let mut out = String::new();
-        template::expand(&self.pieces, caps, &mut out);
+        replacement::expand(&self.pieces, caps, &mut out);
         out
     }
 }
@@ -577,8 +577,8 @@ impl PyRegex {
             out.push_range(hay, last, s);
             for piece in &replacement.pieces {
                 match piece {
-                    template::Piece::Literal(text) => out.push_literal(hay, text),
-                    template::Piece::Group(i) => {
+                    replacement::Piece::Literal(text) => out.push_literal(hay, text),
+                    replacement::Piece::Group(i) => {
                         if let Some((gs, ge)) = caps.span(*i) {
                             out.push_range(hay, gs, ge);
                         }

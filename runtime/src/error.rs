@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::pyjson::JsonError;
+use crate::py::json::JsonError;
 use crate::pyre::MatchError;
 
 /// One thing wrong with a schema: where (a JSON pointer into the schema), what, and how to fix it.
@@ -19,11 +19,7 @@ pub struct SchemaProblem {
 
 impl fmt::Display for SchemaProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
+        let pointer = crate::display_pointer(&self.pointer);
         write!(f, "{pointer}: {}", self.message)?;
         if !self.fix.is_empty() {
             write!(f, "\n  fix: {}", self.fix)?;
@@ -179,11 +175,7 @@ impl fmt::Display for ParseErrorKind {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
+        let pointer = crate::display_pointer(&self.pointer);
         write!(f, "at {pointer}: {}", self.kind)
     }
 }

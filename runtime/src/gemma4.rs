@@ -6,7 +6,7 @@
 //! This is a literal port, odd cases included (unterminated delimiters, input that already
 //! contains NUL bytes or placeholder-like text), so the JSON parser sees the very same text.
 
-use crate::pyunicode::is_word;
+use crate::py::unicode::is_word;
 
 /// The string delimiter Gemma 4 uses in place of `"`.
 const QUOTE: &str = "<|\"|>";
@@ -129,7 +129,7 @@ fn quote_bare_keys(text: &str) -> String {
 /// Python's `json.dumps(s)` for a str (`ensure_ascii=True`).
 fn json_dumps(s: &str) -> String {
     let mut out = String::new();
-    crate::pyjson::write_ascii_string(s, &mut out);
+    crate::py::json::write_ascii_string(s, &mut out);
     out
 }
 

@@ -23,23 +23,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod diag;
 mod error;
 pub mod gemma4;
-mod interp;
 pub mod jmespath;
-pub mod pycoerce;
-pub mod pyjson;
+mod pointer;
+pub mod py;
 pub mod schema;
+mod spec;
 pub mod stream;
 pub mod support;
+pub mod template;
 
 /// The Python-`re` engine (its own crate, `chatparse-pyre`).
 pub use chatparse_pyre as pyre;
-/// Python's Unicode character classes and `repr()` (from `chatparse-pyre`).
-pub use chatparse_pyre::unicode as pyunicode;
 
 pub use error::{ParseError, ParseErrorKind, SchemaError, SchemaProblem};
+pub use pointer::display_pointer;
 pub use schema::Schema;
+pub use spec::{Format, Spec, StreamSetupError};
+pub use template::ResponseTemplate;
 
 // Generated code names these through `chatparse::runtime::…`, so user crates need no direct
 // dependency on them.

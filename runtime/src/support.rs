@@ -13,9 +13,12 @@ use serde_json::{Map, Number, Value};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::jmespath::compiled::CompiledFn;
 use crate::jmespath::{Expression, JmesError};
-use crate::pycoerce::{self, CoerceError};
-use crate::pyjson;
+use crate::py::coerce::{self, CoerceError};
+use crate::py::json;
+use crate::py::python_type;
 use crate::pyre::{Captures, PyRegex, Replacement, Substituted};
+/// Generated code names it here (`support::ParserKind::Json`).
+pub use crate::schema::ParserKind;
 
 /// A value on its way through a schema: what the reference's `node_content` holds.
 ///
@@ -98,19 +101,6 @@ impl<'a> Content<'a> {
             }
             Content::Value(v) => Content::Value(v),
         }
-    }
-}
-
-/// Python's type name for a JSON value (`int`/`float` kept apart), as in its error messages.
-pub(crate) fn python_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if pycoerce::is_integer(n) => "int",
-        Value::Number(_) => "float",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
     }
 }
 
@@ -235,15 +225,6 @@ pub fn key_value<'t>(
     Ok((!map.is_empty()).then_some(Content::Value(Value::Object(map))))
 }
 
-/// Which `x-parser`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParserKind {
-    /// `json`
-    Json,
-    /// `gemma4-tool-call`
-    Gemma4ToolCall,
-}
-
 /// An `x-parser-args.transform`: the JMESPath interpreter on the parsed expression, or the same
 /// expression compiled to Rust by the code generator (identical results; see
 /// [`jmespath::compiled`](crate::jmespath::compiled)).
@@ -290,7 +271,7 @@ pub fn parse_json<'a>(
             converted.as_str()
         }
     };
-    let mut value = match pyjson::loads(text) {
+    let mut value = match json::loads(text) {
         Ok(value) => value,
         Err(e) if allow_non_json && e.is_decode_error() => Value::String(text.to_owned()),
         Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
@@ -384,22 +365,20 @@ impl Serialize for Int {
 pub fn to_integer(content: Content<'_>, pointer: &str) -> Result<Int, ParseError> {
     match content {
         Content::Value(Value::Bool(b)) => Ok(Int::Bool(b)),
-        Content::Value(Value::Number(n)) if pycoerce::is_integer(&n) => Ok(Int::from_number(n)),
+        Content::Value(Value::Number(n)) if coerce::is_integer(&n) => Ok(Int::from_number(n)),
         other => match other.as_str() {
-            Some(s) => pycoerce::int_from_str(s)
-                .map(Int::from_number)
-                .map_err(|e| {
-                    error(
-                        pointer,
-                        match e {
-                            CoerceError::TooLarge => ParseErrorKind::NumberOutOfRange(format!(
-                                "integer string longer than Python's 4300-digit limit ({} chars)",
-                                s.len()
-                            )),
-                            _ => ParseErrorKind::InvalidInteger(s.to_owned()),
-                        },
-                    )
-                }),
+            Some(s) => coerce::int_from_str(s).map(Int::from_number).map_err(|e| {
+                error(
+                    pointer,
+                    match e {
+                        CoerceError::TooLarge => ParseErrorKind::NumberOutOfRange(format!(
+                            "integer string longer than Python's 4300-digit limit ({} chars)",
+                            s.len()
+                        )),
+                        _ => ParseErrorKind::InvalidInteger(s.to_owned()),
+                    },
+                )
+            }),
             None => Err(unexpected("a string or int", &other, pointer)),
         },
     }
@@ -409,14 +388,14 @@ pub fn to_integer(content: Content<'_>, pointer: &str) -> Result<Int, ParseError
 pub fn to_number(content: Content<'_>, pointer: &str) -> Result<f64, ParseError> {
     let float = match &content {
         Content::Value(Value::Bool(b)) => Ok(if *b { 1.0 } else { 0.0 }),
-        Content::Value(Value::Number(n)) => pycoerce::float_from_number(n),
+        Content::Value(Value::Number(n)) => coerce::float_from_number(n),
         other => match other.as_str() {
-            Some(s) => pycoerce::float_from_str(s),
+            Some(s) => coerce::float_from_str(s),
             None => return Err(unexpected("a string or number", other, pointer)),
         },
     };
     float
-        .and_then(|f| pycoerce::float_value(f).map(|_| f))
+        .and_then(|f| coerce::float_value(f).map(|_| f))
         .map_err(|e| error(pointer, number_error(e, &content)))
 }
 
@@ -443,7 +422,7 @@ fn number_error(e: CoerceError, content: &Content<'_>) -> ParseErrorKind {
 
 /// A float as JSON (always a float, as Python's `json.dumps` writes it).
 pub fn float_to_value(f: f64) -> Value {
-    pycoerce::float_value(f).unwrap_or(Value::Null)
+    coerce::float_value(f).unwrap_or(Value::Null)
 }
 
 /// A `boolean` node's value.
@@ -451,7 +430,7 @@ pub fn to_boolean(content: Content<'_>, pointer: &str) -> Result<bool, ParseErro
     match content {
         Content::Value(Value::Bool(b)) => Ok(b),
         other => match other.as_str() {
-            Some(s) => pycoerce::bool_from_str(s)
+            Some(s) => coerce::bool_from_str(s)
                 .ok_or_else(|| error(pointer, ParseErrorKind::InvalidBoolean(s.to_owned()))),
             None => Err(unexpected("a string or bool", &other, pointer)),
         },
@@ -650,7 +629,7 @@ impl Slot<Value> {
 /// A JSON constant from the schema (`const`, `default`), as Python's `json.loads` reads it.
 /// The macro validated the text when it ran, so the fallback is never taken.
 pub fn json_constant(text: &str) -> Value {
-    pyjson::loads(text).unwrap_or(Value::Null)
+    json::loads(text).unwrap_or(Value::Null)
 }
 
 /// Any generated value as JSON (identical to what the interpreter returns).

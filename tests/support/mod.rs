@@ -57,7 +57,7 @@ pub fn load_suites() -> Vec<Suite> {
 fn load_suite(path: &Path) -> Suite {
     let text = std::fs::read_to_string(path).unwrap();
     // Python's json module wrote these files; read them with its semantics (deep values included).
-    let doc: Value = chatparse::runtime::pyjson::loads(&text)
+    let doc: Value = chatparse::runtime::py::json::loads(&text)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let suite = doc["suite"].as_str().unwrap().to_owned();
     let cases = doc["cases"]

@@ -9,7 +9,7 @@
 pub mod ast;
 pub(crate) mod emit;
 pub(crate) mod parse;
-pub(crate) mod template;
+pub(crate) mod replacement;
 
 pub use ast::Ast;
 

@@ -2,9 +2,9 @@
 
 use super::ast::{Ast, Comparator, KeyValuePair, Slice};
 use super::functions::call_function;
-use super::num::PyNum;
 use super::value::{py_eq, KeyRef, Obj, Val, View};
 use super::JmesError;
+use crate::py::num::PyNum;
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::rc::Rc;

@@ -3,10 +3,10 @@
 //! first of equal elements, `merge` is `dict.update`, ...).
 
 use super::eval::{py_order, type_error_compare, EResult, Interp};
-use super::num::{int_number, BigInt, PyNum};
-use super::pystr::{parse_py_number, ParsedNumber};
 use super::value::{jmespath_type_name, py_eq, py_type_name, ArrRef, Key, KeyRef, Obj, Val, View};
 use super::JmesError;
+use crate::py::num::{int_number, BigInt, PyNum};
+use crate::py::text::{parse_py_number, ParsedNumber};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::rc::Rc;

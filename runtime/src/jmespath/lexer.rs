@@ -3,8 +3,8 @@
 //! back to strings, positions counted in code points).
 
 use super::pyjson_lite::{loads, Loads};
-use super::pystr::py_lstrip;
 use super::JmesError;
+use crate::py::text::py_lstrip;
 use serde_json::Value;
 
 /// A token kind; names follow python's token `type` strings.
@@ -102,7 +102,7 @@ impl Tok {
         match self {
             Tok::Eof => String::new(),
             Tok::UnquotedIdentifier(s) | Tok::QuotedIdentifier(s) => s.clone(),
-            Tok::Literal(v) => super::pystr::py_str_value(v),
+            Tok::Literal(v) => crate::py::text::py_str_value(v),
             Tok::Number(_, s) => s.clone(),
             Tok::Dot => ".".into(),
             Tok::Star => "*".into(),

@@ -19,11 +19,11 @@ pub mod compiled;
 mod eval;
 mod functions;
 mod lexer;
-mod num;
 mod parser;
 mod pyjson_lite;
-mod pystr;
 mod value;
+
+pub(crate) use value::MAX_DATA_DEPTH;
 
 pub use ast::{Ast, Comparator, KeyValuePair, Slice};
 pub use functions::FUNCTION_NAMES;

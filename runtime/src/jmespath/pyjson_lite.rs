@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::pyjson::{self, JsonError};
+use crate::py::json::{self, JsonError};
 
 /// Why `loads` produced no value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub(crate) enum Loads {
 }
 
 pub(crate) fn loads(text: &str) -> Result<Value, Loads> {
-    pyjson::loads(text).map_err(|e| match e {
+    json::loads(text).map_err(|e| match e {
         JsonError::Decode { message, .. } => Loads::ValueError(message),
         JsonError::IntegerTooLong { .. } => Loads::ValueError(
             "Exceeds the limit (4300 digits) for integer string conversion".to_owned(),

@@ -1,8 +1,8 @@
 //! Compliance against python jmespath 1.1.0 (expectations recorded by
 //! `testdata/make_compliance.py`), plus targeted unit tests.
 
-use super::num::PyNum;
 use super::*;
+use crate::py::num::PyNum;
 use serde_json::{json, Value};
 
 /// Equality that also distinguishes what Python distinguishes: object key

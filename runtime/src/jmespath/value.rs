@@ -7,10 +7,10 @@
 //! built containers through `Rc` so projections do not deep-copy.
 
 use super::ast::Ast;
-use super::num::PyNum;
-use super::pystr::{json_quote_ascii, py_repr_value};
 use super::JmesError;
-use crate::pyunicode::repr;
+use crate::py::num::PyNum;
+use crate::py::text::{json_quote_ascii, py_repr_value};
+use crate::py::unicode::repr;
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -84,7 +84,7 @@ impl<'v, 'a> KeyRef<'v, 'a> {
                 View::Bool(b) => b.to_string(),
                 View::Num(n) => match PyNum::from_number(n) {
                     PyNum::Int(b) => b.to_decimal(),
-                    PyNum::Float(f) => super::num::float_repr(f),
+                    PyNum::Float(f) => crate::py::num::float_repr(f),
                 },
                 _ => {
                     return Err(JmesError::runtime(&format!(
@@ -393,14 +393,14 @@ impl<'a> Val<'a> {
             View::Num(n) => match PyNum::from_number(n) {
                 PyNum::Int(b) => {
                     let s = b.to_decimal();
-                    if s.trim_start_matches('-').len() > super::num::INT_MAX_STR_DIGITS {
+                    if s.trim_start_matches('-').len() > crate::py::num::INT_MAX_STR_DIGITS {
                         return Err(JmesError::runtime(
                             "Exceeds the limit (4300 digits) for integer string conversion",
                         ));
                     }
                     out.push_str(&s);
                 }
-                PyNum::Float(f) => out.push_str(&super::num::float_repr(f)),
+                PyNum::Float(f) => out.push_str(&crate::py::num::float_repr(f)),
             },
             View::Str(s) => json_quote_ascii(s, out),
             View::Arr(a) => {
@@ -445,7 +445,7 @@ pub(crate) fn expref_repr(id: u64) -> String {
 /// containers and `in`).
 fn py_numeric(v: &View<'_, '_>) -> Option<PyNum> {
     match v {
-        View::Bool(b) => Some(PyNum::Int(super::num::BigInt::from_u64(u64::from(*b)))),
+        View::Bool(b) => Some(PyNum::Int(crate::py::num::BigInt::from_u64(u64::from(*b)))),
         View::Num(n) => Some(PyNum::from_number(n)),
         _ => None,
     }

@@ -3,13 +3,14 @@
 
 use serde_json::{Map, Value};
 
-use super::pointer::child;
 use super::{
     Additional, Items, Node, NodeType, Parser, ParserKind, Pattern, Property, Substitution,
     Transform,
 };
-use crate::error::SchemaProblem;
+use crate::diag::{closest, python_kind as kind, Diagnostics};
+use crate::error::SchemaError;
 use crate::jmespath::Expression;
+use crate::pointer::child;
 use crate::pyre::{PyRegex, Replacement};
 
 /// The `x-` keywords the reference parser understands.
@@ -98,33 +99,22 @@ const PARSERS: &[&str] = &["json", "gemma4-tool-call"];
 const PARSER_ARGS: &[&str] = &["transform", "allow_non_json"];
 
 /// Build the node tree, or return every problem found.
-pub(super) fn load(value: &Value) -> Result<Node, Vec<SchemaProblem>> {
+pub(super) fn load(value: &Value, source_name: &str) -> Result<Node, SchemaError> {
     let mut loader = Loader {
-        problems: Vec::new(),
+        diag: Diagnostics::default(),
     };
     let node = loader.node(value, String::new());
-    match node {
-        Some(node) if loader.problems.is_empty() => Ok(node),
-        _ => Err(loader.problems),
-    }
+    loader.diag.check(node, source_name)
 }
 
 struct Loader {
-    problems: Vec<SchemaProblem>,
+    diag: Diagnostics,
 }
 
 impl Loader {
-    fn problem(&mut self, pointer: String, message: impl Into<String>, fix: impl Into<String>) {
-        self.problems.push(SchemaProblem {
-            pointer,
-            message: message.into(),
-            fix: fix.into(),
-        });
-    }
-
     fn node(&mut self, value: &Value, pointer: String) -> Option<Node> {
         let Value::Object(map) = value else {
-            self.problem(
+            self.diag.error(
                 pointer,
                 format!("a schema node must be a JSON object, found {}", kind(value)),
                 "write the node as an object, e.g. {\"type\": \"string\"}",
@@ -176,7 +166,7 @@ impl Loader {
             }
             let at = child(pointer, k);
             if UNSUPPORTED_KEYWORDS.contains(&k) {
-                self.problem(
+                self.diag.error(
                     at,
                     format!("`{k}` is not supported by response schemas (the reference parser ignores it)"),
                     "remove it; describe the exact shape with type/properties/items instead",
@@ -189,7 +179,7 @@ impl Loader {
                     ),
                     None => format!("use one of: {}", X_KEYWORDS.join(", ")),
                 };
-                self.problem(at, format!("unknown keyword `{k}`"), fix);
+                self.diag.error(at, format!("unknown keyword `{k}`"), fix);
             } else {
                 let known: Vec<&str> = STRUCTURAL_KEYWORDS
                     .iter()
@@ -203,7 +193,7 @@ impl Loader {
                             .to_owned()
                     }
                 };
-                self.problem(at, format!("unknown keyword `{k}`"), fix);
+                self.diag.error(at, format!("unknown keyword `{k}`"), fix);
             }
         }
     }
@@ -229,14 +219,15 @@ impl Loader {
                 },
                 _ => format!("use one of: {}", TYPES.join(", ")),
             };
-            self.problem(child(pointer, "type"), format!("unknown type {value}"), fix);
+            self.diag
+                .error(child(pointer, "type"), format!("unknown type {value}"), fix);
         }
         parsed
     }
 
     fn compile(&mut self, source: &Value, pointer: String) -> Option<Pattern> {
         let Some(text) = source.as_str() else {
-            self.problem(
+            self.diag.error(
                 pointer,
                 format!("a regex must be a string, found {}", kind(source)),
                 "write the pattern as a JSON string (Python `re` syntax)",
@@ -250,7 +241,7 @@ impl Loader {
                     .offset
                     .map(|o| format!(" at position {o}"))
                     .unwrap_or_default();
-                self.problem(
+                self.diag.error(
                     pointer,
                     format!("invalid regex {text:?}: {}{at}", e.message),
                     e.fix,
@@ -271,7 +262,7 @@ impl Loader {
         };
         let at = child(pointer, "x-regex-substitutions");
         let Value::Array(pairs) = value else {
-            self.problem(
+            self.diag.error(
                 at,
                 format!(
                     "x-regex-substitutions must be a list, found {}",
@@ -289,7 +280,7 @@ impl Loader {
                 pair.get(1),
                 pair.as_array().map_or(0, Vec::len),
             ) else {
-                self.problem(
+                self.diag.error(
                     pair_at,
                     "each substitution must be a [pattern, replacement] pair of strings",
                     "write it as [\"pattern\", \"replacement\"]",
@@ -305,7 +296,7 @@ impl Loader {
                     replacement_source: replacement.clone(),
                     replacement: parsed,
                 }),
-                Err(e) => self.problem(
+                Err(e) => self.diag.error(
                     child(&pair_at, "1"),
                     format!("invalid replacement {replacement:?}: {}", e.message),
                     e.fix,
@@ -319,7 +310,7 @@ impl Loader {
         let args = map.get("x-parser-args");
         let Some(value) = map.get("x-parser") else {
             if args.is_some() {
-                self.problem(
+                self.diag.error(
                     child(pointer, "x-parser-args"),
                     "x-parser-args without x-parser (the arguments would be ignored)",
                     "add \"x-parser\": \"json\", or remove x-parser-args",
@@ -331,7 +322,7 @@ impl Loader {
             Some("json") => ParserKind::Json,
             Some("gemma4-tool-call") => ParserKind::Gemma4ToolCall,
             _ => {
-                self.problem(
+                self.diag.error(
                     child(pointer, "x-parser"),
                     format!("unknown parser {value}"),
                     format!("use one of: {}", PARSERS.join(", ")),
@@ -349,7 +340,7 @@ impl Loader {
         };
         let args_at = child(pointer, "x-parser-args");
         let Value::Object(args) = args else {
-            self.problem(
+            self.diag.error(
                 args_at,
                 format!("x-parser-args must be an object, found {}", kind(args)),
                 "write e.g. {\"transform\": \"{name: name, arguments: parameters}\"}",
@@ -372,14 +363,14 @@ impl Loader {
                                 .offset
                                 .map(|o| format!(" at position {o}"))
                                 .unwrap_or_default();
-                            self.problem(
+                            self.diag.error(
                                 at,
                                 format!("invalid JMESPath expression {expr:?}: {}{pos}", e.message),
                                 "fix the expression (see https://jmespath.org/specification.html)",
                             )
                         }
                     },
-                    None => self.problem(
+                    None => self.diag.error(
                         at,
                         format!("transform must be a string, found {}", kind(value)),
                         "write the JMESPath expression as a string",
@@ -387,7 +378,7 @@ impl Loader {
                 },
                 "allow_non_json" => match value {
                     Value::Bool(b) => parser.allow_non_json = *b,
-                    _ => self.problem(
+                    _ => self.diag.error(
                         at,
                         format!("allow_non_json must be true or false, found {value}"),
                         "write true or false",
@@ -398,7 +389,8 @@ impl Loader {
                         Some(s) => format!("did you mean `{s}`?"),
                         None => format!("use one of: {}", PARSER_ARGS.join(", ")),
                     };
-                    self.problem(at, format!("unknown parser argument `{key}`"), fix)
+                    self.diag
+                        .error(at, format!("unknown parser argument `{key}`"), fix)
                 }
             }
         }
@@ -409,7 +401,7 @@ impl Loader {
         let value = map.get("properties")?;
         let at = child(pointer, "properties");
         let Value::Object(props) = value else {
-            self.problem(
+            self.diag.error(
                 at,
                 format!("properties must be an object, found {}", kind(value)),
                 "map each output key to its schema, e.g. {\"content\": {\"type\": \"string\"}}",
@@ -439,7 +431,7 @@ impl Loader {
                 }
             }
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     child(pointer, "additionalProperties"),
                     format!(
                         "additionalProperties must be true, false or a schema, found {}",
@@ -463,7 +455,7 @@ impl Loader {
         }) {
             Some(keys) => keys,
             None => {
-                self.problem(
+                self.diag.error(
                     child(pointer, "required"),
                     "required must be a list of property names",
                     "write e.g. [\"name\", \"arguments\"]",
@@ -489,7 +481,7 @@ impl Loader {
                     nodes.into_iter().collect::<Option<Vec<Node>>>()
                 }
                 other => {
-                    self.problem(
+                    self.diag.error(
                         at,
                         format!(
                             "prefixItems must be a list of schemas, found {}",
@@ -517,7 +509,7 @@ impl Loader {
         }
         if let Some(p) = &node.iterator {
             if ty != NodeType::Array {
-                self.problem(
+                self.diag.error(
                     p.pointer.clone(),
                     format!("x-regex-iterator on a node of type {type_name} (it makes a list)"),
                     "set \"type\": \"array\" with an `items` schema, or use x-regex for a single match",
@@ -534,7 +526,7 @@ impl Loader {
         }
         if let Some(p) = &node.key_value {
             if ty != NodeType::Object {
-                self.problem(
+                self.diag.error(
                     p.pointer.clone(),
                     format!("x-regex-key-value on a node of type {type_name} (it makes a dict)"),
                     "set \"type\": \"object\"",
@@ -543,7 +535,7 @@ impl Loader {
             let names = p.regex.group_names();
             let has = |n: &str| names.iter().any(|g| g.as_deref() == Some(n));
             if !has("key") || !has("value") {
-                self.problem(
+                self.diag.error(
                     p.pointer.clone(),
                     "x-regex-key-value needs named groups `key` and `value`",
                     "write the pattern with (?P<key>…) and (?P<value>…)",
@@ -557,7 +549,7 @@ impl Loader {
                 ParserKind::Gemma4ToolCall => "gemma4-tool-call",
             };
             if node.iterator.is_some() || node.key_value.is_some() {
-                self.problem(
+                self.diag.error(
                     at.clone(),
                     format!("x-parser {name} on a node whose regex makes a list or dict (the parser needs a string)"),
                     "move x-parser to the `items` schema (for x-regex-iterator) or to the value schema",
@@ -567,7 +559,7 @@ impl Loader {
                 .as_ref()
                 .is_some_and(|p| p.regex.has_named_groups())
             {
-                self.problem(
+                self.diag.error(
                     at,
                     format!("x-parser {name} after an x-regex with named groups (the parser needs a string)"),
                     "use one unnamed group in x-regex, or move x-parser into the properties",
@@ -575,7 +567,7 @@ impl Loader {
             }
         }
         if ty == NodeType::Array && matches!(node.items, Items::None) {
-            self.problem(
+            self.diag.error(
                 node.pointer.clone(),
                 "array node without `items` or `prefixItems`",
                 "add \"items\": {…} describing one element (use {\"type\": \"any\"} to keep elements as they are)",
@@ -587,21 +579,21 @@ impl Loader {
         let names = p.regex.group_names();
         let named = names.iter().filter(|n| n.is_some()).count();
         if names.is_empty() {
-            self.problem(
+            self.diag.error(
                 p.pointer.clone(),
                 format!("{keyword} has no capture group, so a match has no value"),
                 "wrap the part to extract in ( ), or use named groups (?P<name>…) for several values",
             );
         } else if named > 0 {
             if !dict_ok {
-                self.problem(
+                self.diag.error(
                     p.pointer.clone(),
                     format!("{keyword} has named groups, which make a dict, but {type_name} cannot take a dict"),
                     "use one unnamed group for a single value, or make the node an object",
                 );
             }
         } else if names.len() > 1 {
-            self.problem(
+            self.diag.error(
                 p.pointer.clone(),
                 format!(
                     "{keyword} has {} unnamed capture groups; exactly one is allowed",
@@ -611,51 +603,4 @@ impl Loader {
             );
         }
     }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The candidate closest to `word` by edit distance, when it is close enough to be a typo.
-pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| {
-            // An abbreviation (`int`, `bool`, `str`) is as telling as a typo.
-            let abbreviation = word.len() >= 3 && c.starts_with(word);
-            (
-                if abbreviation {
-                    1
-                } else {
-                    edit_distance(word, c)
-                },
-                *c,
-            )
-        })
-        .filter(|(d, c)| *d <= 2.max(c.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }

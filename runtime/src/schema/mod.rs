@@ -4,21 +4,21 @@
 //! Every node remembers its JSON pointer so that errors and generated code can name where in the
 //! schema they come from.
 
+pub(crate) mod interp;
 mod load;
 
-pub(crate) use load::closest;
-mod pointer;
+pub mod stream;
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{ParseError, SchemaError, SchemaProblem};
+use crate::diag;
+use crate::error::SchemaError;
 use crate::jmespath::Expression;
 use crate::pyre::{PyRegex, Replacement};
 
-pub use crate::support::ParserKind;
-pub use pointer::escape_pointer_token;
+pub use crate::pointer::escape_pointer_token;
 
 /// A validated response schema, ready to parse model output.
 ///
@@ -46,14 +46,8 @@ impl Schema {
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
         // The reference loads schemas with Python's json module; so do we (number kinds, duplicate
         // keys), and its error messages carry the line and column.
-        let value = crate::pyjson::loads(text).map_err(|e| SchemaError {
-            source_name: source_name.to_owned(),
-            problems: vec![SchemaProblem {
-                pointer: String::new(),
-                message: format!("invalid JSON: {e}"),
-                fix: "make the file valid JSON (a response schema is one JSON object)".to_owned(),
-            }],
-        })?;
+        let value = crate::py::json::loads(text)
+            .map_err(|e| diag::invalid_json(source_name, e, "a response schema"))?;
         Self::from_value_named(value, source_name)
     }
 
@@ -70,37 +64,21 @@ impl Schema {
 
     /// Load a schema from a `serde_json::Value`, naming its source in error messages.
     pub fn from_value_named(value: Value, source_name: &str) -> Result<Self, SchemaError> {
-        match load::load(&value) {
-            Ok(root) => Ok(Self {
-                root,
-                source_name: source_name.to_owned(),
-                value,
-            }),
-            Err(problems) => Err(SchemaError {
-                source_name: source_name.to_owned(),
-                problems,
-            }),
-        }
+        let root = load::load(&value, source_name)?;
+        Ok(Self {
+            root,
+            source_name: source_name.to_owned(),
+            value,
+        })
     }
 
     /// Load a schema file.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, SchemaError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| SchemaError {
-            source_name: name.clone(),
-            problems: vec![SchemaProblem {
-                pointer: String::new(),
-                message: format!("cannot read the schema file: {e}"),
-                fix: "check the path (relative paths start at the current directory)".to_owned(),
-            }],
-        })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| diag::unreadable(&name, &e, "schema"))?;
         Self::from_json_str_named(&text, &name)
-    }
-
-    /// Parse one complete model output into a message, exactly as the reference parser would.
-    pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
-        crate::interp::parse(&self.root, text)
     }
 
     /// The root node of the schema model.
@@ -147,6 +125,15 @@ impl Schema {
         }
         walk(&mut self.root);
     }
+}
+
+/// Which `x-parser`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParserKind {
+    /// `json`
+    Json,
+    /// `gemma4-tool-call`
+    Gemma4ToolCall,
 }
 
 /// The `type` of a schema node.

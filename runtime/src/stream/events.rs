@@ -1,4 +1,4 @@
-//! The events a [`StreamParser`](super::StreamParser) emits, as the reference emits them.
+//! The events a [`StreamParser`](crate::template::StreamParser) emits, as the reference emits them.
 
 use std::borrow::Cow;
 

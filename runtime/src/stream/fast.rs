@@ -8,7 +8,7 @@
 //! - `required`: a set of bytes every complete match contains at least one of. None of them in
 //!   the unrouted text → no complete match; then the held-back text starts at the leftmost partial
 //!   match, found by `hold`, a dense DFA of the union of the delimiters' partial-match languages
-//!   (`Q(d)`, see [`super::delim::reads_at_end`]) run backwards from the end of the buffer. It
+//!   (`Q(d)`, see `template::delim::reads_at_end`) run backwards from the end of the buffer. It
 //!   stops at the first byte no partial match can contain, so it reads a few bytes per feed. It
 //!   is a lazy DFA (states built as visited, cache owned by the parser), so that a Unicode class
 //!   in a delimiter costs nothing at load time.

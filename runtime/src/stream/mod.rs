@@ -1,61 +1,121 @@
-//! Streaming parses with the current Hugging Face format, the `response_template` (version 1).
+//! The one streaming interface: a [`MessageStream`] takes a model's output as it arrives and
+//! reports [`Event`]s, then ends with the whole message. Both formats implement it — the
+//! response template's [`StreamParser`] and the x-regex schema's [`XRegexStreamParser`] — and
+//! everything that drives a stream (the CLI, generated parsers, adapters such as OpenAI deltas)
+//! drives this trait, so it works the same for either format. [`Spec::stream`](crate::Spec::stream)
+//! makes one from any loaded spec.
 //!
-//! A response template names the message's *fields* (regions of the output), each opened and
-//! closed by a literal or a Python pattern, with a content parser (`text`, `int`, `float`,
-//! `bool`, `json` with dialect options, `xml-inline`, `kv-lines`) and options (`repeats`, `join`,
-//! `optional`, `transform`, `transform_each`), plus `defaults` and a `start_anchor` that finds
-//! where the assistant message begins in the prompt. The reference is
-//! `transformers.utils.chat_parsing` in transformers 5.23.0 (`ResponseParser`, `parse_response`,
-//! `load_response_template`); a [`StreamParser`] emits the same events (`region_open`,
-//! `region_chunk` with `dirty`, `region_close` with the value) in the same order, and ends with the
-//! same message.
-//!
-//! Feeding costs amortised O(chunk): the parser keeps a scan position and re-examines only the
-//! text it holds back, which is at most a possible delimiter prefix at the end of the buffer (a
-//! literal delimiter holds nothing back unless a prefix of it ends the buffer).
+//! The events are transformers 5.23's (`region_open`, `region_chunk` with `dirty`,
+//! `region_close` with the value), and for every chunking the final message equals the one-shot
+//! parse of the whole text.
 //!
 //! ```
-//! use chatparse_runtime::stream::{ResponseTemplate, StreamParser};
+//! use chatparse_runtime::stream::MessageStream;
+//! use chatparse_runtime::Spec;
 //!
-//! let template = ResponseTemplate::from_json_str(r#"{
-//!     "defaults": {"role": "assistant"},
-//!     "start_anchor": "<|im_start|>assistant\n",
+//! let spec = Spec::from_json_str(r#"{
 //!     "fields": {
 //!         "reasoning_content": {"open": "<think>", "close": "</think>"},
-//!         "tool_calls": {
-//!             "open_pattern": "\\s*<tool_call>", "close": "</tool_call>", "repeats": true,
-//!             "content": "json", "transform": {"type": "function", "function": "{content}"}
-//!         },
-//!         "content": {"close_pattern": "\\s*<\\|im_end\\|>"}
+//!         "content": {}
 //!     }
 //! }"#)?;
-//! let mut parser = StreamParser::new(&template, "<|im_start|>assistant\n")?;
-//! let mut text = String::new();
-//! for chunk in ["<think>Use the to", "ol.</think>Checking.\n<tool_", "call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"] {
-//!     for event in parser.feed(chunk)? {
-//!         if let chatparse_runtime::stream::Event::RegionChunk { field: "content", text: t, .. } = event {
-//!             text.push_str(&t);
+//! let mut stream = spec.stream(None, None)?;
+//! let mut content = String::new();
+//! for chunk in ["<think>hm", "m</thi", "nk>Hello", "!"] {
+//!     stream.feed_with(chunk, &mut |event| {
+//!         if let chatparse_runtime::stream::Event::RegionChunk { field: "content", text, .. } = event {
+//!             content.push_str(&text);
 //!         }
-//!     }
+//!     })?;
 //! }
-//! let (message, _) = parser.finish()?;
-//! assert_eq!(text, "Checking.");
-//! assert_eq!(message["tool_calls"][0]["function"]["name"], "f");
+//! let message = stream.finish_with(&mut |_| {})?;
+//! assert_eq!(content, "Hello!");
+//! assert_eq!(message["reasoning_content"], "hmm");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod content;
-mod delim;
 mod events;
-mod fast;
-mod parser;
-mod template;
-mod xregex;
+pub(crate) mod fast;
 
-pub use events::Event;
-pub use parser::StreamParser;
-pub use template::{is_response_template, ResponseTemplate};
-pub use xregex::{
+use serde_json::Value;
+
+use crate::error::ParseError;
+
+pub use crate::schema::stream::{
     region_shape, Delim, Header, HeaderAlt, NotStreamable, RegionShape, XRegexPlan,
     XRegexStreamParser,
 };
+pub use crate::template::{is_response_template, ResponseTemplate, StreamParser};
+pub use events::Event;
+
+/// A parser that takes a model's output chunk by chunk.
+///
+/// Events borrow from the parser (its buffer, its spec), so they are handed to a callback rather
+/// than returned; `feed` methods on the concrete parsers collect them into a `Vec` when that is
+/// more convenient. The trait is object safe: `Box<dyn MessageStream + '_>` is what
+/// [`Spec::stream`](crate::Spec::stream) returns.
+pub trait MessageStream {
+    /// Feeds the next chunk of output; events decided by it go to `on_event`, in order.
+    ///
+    /// After an error the stream is spent: later calls return the same error.
+    fn feed_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ParseError>;
+
+    /// The events decided before any output arrived: a prompt prefix that opened a region (a
+    /// prefilled `<think>`). None unless the spec reads a prefix.
+    fn initial_events_with(&self, on_event: &mut dyn FnMut(Event<'_>)) {
+        let _ = on_event;
+    }
+
+    /// Ends the output: the last events go to `on_event`, and the message is returned (equal to
+    /// the one-shot parse of everything fed).
+    fn finish_with(
+        self: Box<Self>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Value, ParseError>;
+}
+
+impl MessageStream for StreamParser<'_> {
+    fn feed_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ParseError> {
+        StreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn initial_events_with(&self, on_event: &mut dyn FnMut(Event<'_>)) {
+        self.initial_events().into_iter().for_each(on_event);
+    }
+
+    fn finish_with(
+        self: Box<Self>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Value, ParseError> {
+        let (message, events) = (*self).finish()?;
+        events.into_iter().for_each(on_event);
+        Ok(message)
+    }
+}
+
+impl MessageStream for XRegexStreamParser<'_> {
+    fn feed_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ParseError> {
+        XRegexStreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn finish_with(
+        self: Box<Self>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Value, ParseError> {
+        let (message, events) = (*self).finish()?;
+        events.into_iter().for_each(on_event);
+        Ok(message)
+    }
+}

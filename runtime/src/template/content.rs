@@ -13,21 +13,16 @@ use std::rc::Rc;
 use once_cell::sync::Lazy;
 use serde_json::{Map, Number, Value};
 
-use super::template::{ContentParser, Field, JsonArgs, KvArgs, Transform, XmlArgs};
+use super::{ContentParser, Field, JsonArgs, KvArgs, Transform, XmlArgs};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::pycoerce::{self, CoerceError};
-use crate::pyjson::{self, JsonError};
+use crate::py::coerce::{self, CoerceError};
+use crate::py::json::{self, JsonError};
+use crate::py::python_type;
+use crate::py::strip as py_strip;
 use crate::pyre::{PyRegex, Replacement};
-use crate::pyunicode::is_space;
-use crate::support::python_type;
 
 fn err(pointer: &str, message: impl Into<String>) -> ParseError {
     ParseError::new(pointer, ParseErrorKind::StreamField(message.into()))
-}
-
-/// Python's `str.strip()`.
-pub(crate) fn py_strip(s: &str) -> &str {
-    s.trim_matches(is_space)
 }
 
 fn text_arg(text: &str, strip: bool) -> &str {
@@ -48,14 +43,14 @@ pub(crate) fn parse_content(
         ContentParser::Text { strip } => Ok(Value::String(text_arg(text, *strip).to_owned())),
         ContentParser::Int { strip } => {
             let t = text_arg(text, *strip);
-            pycoerce::int_from_str(t)
+            coerce::int_from_str(t)
                 .map(Value::Number)
                 .map_err(|_| ParseError::new(pointer, ParseErrorKind::InvalidInteger(t.to_owned())))
         }
         ContentParser::Float { strip } => {
             let t = text_arg(text, *strip);
-            match pycoerce::float_from_str(t) {
-                Ok(f) => pycoerce::float_value(f).map_err(|_| {
+            match coerce::float_from_str(t) {
+                Ok(f) => coerce::float_value(f).map_err(|_| {
                     ParseError::new(pointer, ParseErrorKind::NumberOutOfRange(t.to_owned()))
                 }),
                 Err(CoerceError::NonFinite) => Err(ParseError::new(
@@ -69,7 +64,7 @@ pub(crate) fn parse_content(
             }
         }
         ContentParser::Bool { strip } => Ok(Value::Bool(
-            pycoerce::bool_from_str(text_arg(text, *strip)) == Some(true),
+            coerce::bool_from_str(text_arg(text, *strip)) == Some(true),
         )),
         ContentParser::Json(args) => json(text, args, pointer),
         ContentParser::XmlInline(args) => xml_inline(text, args, pointer),
@@ -125,7 +120,7 @@ fn json(text: &str, args: &JsonArgs, pointer: &str) -> Result<Value, ParseError>
     if !captured.is_empty() {
         working = restore_strings(&working, &captured);
     }
-    match pyjson::loads(&working) {
+    match json::loads(&working) {
         Ok(v) => Ok(v),
         Err(e) if e.is_decode_error() && args.allow_non_json => {
             Ok(Value::String(text_arg(text, args.strip).to_owned()))
@@ -149,7 +144,7 @@ fn restore_strings(working: &str, captured: &[String]) -> String {
             .is_some_and(|r| r.starts_with(LAX_CLOSE));
         match (index.and_then(|i| captured.get(i)), closes) {
             (Some(s), true) => {
-                pyjson::write_ascii_string(s, &mut out);
+                json::write_ascii_string(s, &mut out);
                 rest = after.get(digits + 1..).unwrap_or("");
             }
             _ => {
@@ -565,28 +560,28 @@ fn coerce(raw: &str, types: &[String], pointer: &str) -> Result<Obj, ParseError>
     for t in types {
         match t.as_str() {
             "integer" => {
-                if let Ok(n) = pycoerce::int_from_str(raw) {
+                if let Ok(n) = coerce::int_from_str(raw) {
                     return Ok(Obj::Leaf(Value::Number(n)));
                 }
                 // Whole numbers written as floats ("3.0"); inf/nan are not whole.
-                if let Ok(f) = pycoerce::float_from_str(raw) {
+                if let Ok(f) = coerce::float_from_str(raw) {
                     if f.fract() == 0.0 {
                         return Ok(Obj::Leaf(Value::Number(int_of_float(f))));
                     }
                 }
             }
             "number" => {
-                if let Ok(f) = pycoerce::float_from_str(raw) {
+                if let Ok(f) = coerce::float_from_str(raw) {
                     if f.fract() == 0.0 && !raw.contains('.') {
                         return Ok(Obj::Leaf(Value::Number(int_of_float(f))));
                     }
-                    if let Ok(v) = pycoerce::float_value(f) {
+                    if let Ok(v) = coerce::float_value(f) {
                         return Ok(Obj::Leaf(v));
                     }
                 }
             }
             "boolean" => {
-                if let Some(b) = pycoerce::bool_from_str(py_strip(raw)) {
+                if let Some(b) = coerce::bool_from_str(py_strip(raw)) {
                     return Ok(Obj::Leaf(Value::Bool(b)));
                 }
             }
@@ -597,7 +592,7 @@ fn coerce(raw: &str, types: &[String], pointer: &str) -> Result<Obj, ParseError>
             }
             "object" | "array" => {
                 let want_object = t == "object";
-                match pyjson::loads(raw) {
+                match json::loads(raw) {
                     Ok(v) => {
                         if (want_object && v.is_object()) || (!want_object && v.is_array()) {
                             return Ok(Obj::from_value(v));

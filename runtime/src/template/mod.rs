@@ -1,4 +1,51 @@
-//! The `response_template` model (IR) and its loader/validator.
+//! The current Hugging Face format, the `response_template` (version 1): its model (IR), loader,
+//! streaming parser and content parsers.
+//!
+//! A response template names the message's *fields* (regions of the output), each opened and
+//! closed by a literal or a Python pattern, with a content parser (`text`, `int`, `float`,
+//! `bool`, `json` with dialect options, `xml-inline`, `kv-lines`) and options (`repeats`, `join`,
+//! `optional`, `transform`, `transform_each`), plus `defaults` and a `start_anchor` that finds
+//! where the assistant message begins in the prompt. The reference is
+//! `transformers.utils.chat_parsing` in transformers 5.23.0 (`ResponseParser`, `parse_response`,
+//! `load_response_template`); a [`StreamParser`] emits the same events (`region_open`,
+//! `region_chunk` with `dirty`, `region_close` with the value) in the same order, and ends with the
+//! same message.
+//!
+//! Feeding costs amortised O(chunk): the parser keeps a scan position and re-examines only the
+//! text it holds back, which is at most a possible delimiter prefix at the end of the buffer (a
+//! literal delimiter holds nothing back unless a prefix of it ends the buffer).
+//!
+//! ```
+//! use chatparse_runtime::template::{ResponseTemplate, StreamParser};
+//!
+//! let template = ResponseTemplate::from_json_str(r#"{
+//!     "defaults": {"role": "assistant"},
+//!     "start_anchor": "<|im_start|>assistant\n",
+//!     "fields": {
+//!         "reasoning_content": {"open": "<think>", "close": "</think>"},
+//!         "tool_calls": {
+//!             "open_pattern": "\\s*<tool_call>", "close": "</tool_call>", "repeats": true,
+//!             "content": "json", "transform": {"type": "function", "function": "{content}"}
+//!         },
+//!         "content": {"close_pattern": "\\s*<\\|im_end\\|>"}
+//!     }
+//! }"#)?;
+//! let mut parser = StreamParser::new(&template, "<|im_start|>assistant\n")?;
+//! let mut text = String::new();
+//! for chunk in ["<think>Use the to", "ol.</think>Checking.\n<tool_", "call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"] {
+//!     for event in parser.feed(chunk)? {
+//!         if let chatparse_runtime::stream::Event::RegionChunk { field: "content", text: t, .. } = event {
+//!             text.push_str(&t);
+//!         }
+//!     }
+//! }
+//! let (message, _) = parser.finish()?;
+//! assert_eq!(text, "Checking.");
+//! assert_eq!(message["tool_calls"][0]["function"]["name"], "f");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Loading
 //!
 //! The loader makes every check the reference (`load_response_template` in transformers 5.23.0)
 //! makes when it loads a template, and more: unknown keys anywhere (with a "did you mean"),
@@ -7,19 +54,26 @@
 //! and delimiter patterns that cannot be matched incrementally. Every problem is collected with
 //! the JSON pointer of the offending node, as for x-regex schemas.
 
+mod content;
+pub(crate) mod delim;
+mod parser;
+
+pub use parser::StreamParser;
+
 use serde_json::{Map, Value};
 
-use super::delim::{Literals, Pattern};
-use super::fast::{DelimFacts, StateFilter};
-use crate::error::{SchemaError, SchemaProblem};
+use self::delim::{Literals, Pattern};
+use crate::diag::{closest, json_kind as kind, Diagnostics};
+use crate::error::SchemaError;
+use crate::pointer::child;
 use crate::pyre::PyRegex;
-use crate::schema::{closest, escape_pointer_token};
+use crate::stream::fast::{DelimFacts, StateFilter};
 
 /// A validated `response_template` (version 1), ready to parse model output.
 ///
 /// Load one with [`ResponseTemplate::from_json_str`] or [`ResponseTemplate::from_value`], then
 /// parse a complete output with [`ResponseTemplate::parse`] or stream one through a
-/// [`StreamParser`](super::StreamParser).
+/// [`StreamParser`].
 #[derive(Debug)]
 pub struct ResponseTemplate {
     pub(crate) defaults: Map<String, Value>,
@@ -28,7 +82,7 @@ pub struct ResponseTemplate {
     pub(crate) implicit: Option<usize>,
     pub(crate) start_anchor: Anchor,
     /// The feed fast path's tests per parser state: index `i` inside explicit field `i`, index
-    /// `fields.len()` in the implicit state (see [`super::fast`]).
+    /// `fields.len()` in the implicit state (see [`crate::stream::fast`]).
     pub(crate) filters: Vec<Option<StateFilter>>,
     value: Value,
     source_name: String,
@@ -227,14 +281,8 @@ impl ResponseTemplate {
 
     /// Load a template from JSON text, naming its source (a file name) in error messages.
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
-        let value = crate::pyjson::loads(text).map_err(|e| SchemaError {
-            source_name: source_name.to_owned(),
-            problems: vec![SchemaProblem {
-                pointer: String::new(),
-                message: format!("invalid JSON: {e}"),
-                fix: "make the file valid JSON (a response_template is one JSON object)".to_owned(),
-            }],
-        })?;
+        let value = crate::py::json::loads(text)
+            .map_err(|e| crate::diag::invalid_json(source_name, e, "a response_template"))?;
         Self::from_value_named(value, source_name)
     }
 
@@ -259,23 +307,16 @@ impl ResponseTemplate {
     pub fn from_value_named(value: Value, source_name: &str) -> Result<Self, SchemaError> {
         let mut loader = Loader::default();
         let loaded = loader.template(&value);
-        match loaded {
-            Some((defaults, fields, implicit, start_anchor)) if loader.problems.is_empty() => {
-                Ok(ResponseTemplate {
-                    defaults,
-                    filters: state_filters(&fields, implicit),
-                    fields,
-                    implicit,
-                    start_anchor,
-                    value,
-                    source_name: source_name.to_owned(),
-                })
-            }
-            _ => Err(SchemaError {
-                source_name: source_name.to_owned(),
-                problems: loader.problems,
-            }),
-        }
+        let (defaults, fields, implicit, start_anchor) = loader.diag.check(loaded, source_name)?;
+        Ok(ResponseTemplate {
+            defaults,
+            filters: state_filters(&fields, implicit),
+            fields,
+            implicit,
+            start_anchor,
+            value,
+            source_name: source_name.to_owned(),
+        })
     }
 
     /// The template as loaded.
@@ -316,7 +357,7 @@ type Loaded = (Map<String, Value>, Vec<Field>, Option<usize>, Anchor);
 
 #[derive(Default)]
 struct Loader {
-    problems: Vec<SchemaProblem>,
+    diag: Diagnostics,
 }
 
 /// What `_compile_anchor` accepted.
@@ -325,30 +366,7 @@ enum AnchorSpec {
     Pattern(Box<PyRegex>, String),
 }
 
-fn child(base: &str, token: &str) -> String {
-    format!("{base}/{}", escape_pointer_token(token))
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 impl Loader {
-    fn problem(&mut self, pointer: String, message: impl Into<String>, fix: impl Into<String>) {
-        self.problems.push(SchemaProblem {
-            pointer,
-            message: message.into(),
-            fix: fix.into(),
-        });
-    }
-
     fn unknown_keys(&mut self, map: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) {
         for key in map.keys() {
             if allowed.contains(&key.as_str()) {
@@ -358,7 +376,7 @@ impl Loader {
                 Some(c) => format!("did you mean `{c}`?"),
                 None => format!("remove it; {what} accepts {}", allowed.join(", ")),
             };
-            self.problem(
+            self.diag.error(
                 child(base, key),
                 format!("unknown key `{key}` in {what}"),
                 fix,
@@ -368,7 +386,7 @@ impl Loader {
 
     fn template(&mut self, value: &Value) -> Option<Loaded> {
         let Some(map) = value.as_object() else {
-            self.problem(
+            self.diag.error(
                 String::new(),
                 format!(
                     "a response_template must be a JSON object, got {}",
@@ -381,7 +399,7 @@ impl Loader {
         if let Some(version) = map.get("version") {
             let is_one = version.as_f64() == Some(1.0) && version.is_number();
             if !is_one {
-                self.problem(
+                self.diag.error(
                     "/version".to_owned(),
                     format!("unsupported response_template version {version}"),
                     "use \"version\": 1 (or leave it out)",
@@ -393,7 +411,7 @@ impl Loader {
             None => Map::new(),
             Some(Value::Object(d)) => d.clone(),
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     "/defaults".to_owned(),
                     format!("`defaults` must be an object, got {}", kind(other)),
                     "give the message's constant keys as an object, e.g. {\"role\": \"assistant\"}",
@@ -405,7 +423,7 @@ impl Loader {
         // (pointer, name) of every field without an open delimiter.
         let mut implicit: Vec<(String, String)> = Vec::new();
         match map.get("fields") {
-            None => self.problem(
+            None => self.diag.error(
                 String::new(),
                 "the response_template has no `fields`",
                 "add \"fields\": {\"content\": {}} with one entry per message field",
@@ -423,7 +441,7 @@ impl Loader {
                     }
                 }
             }
-            Some(other) => self.problem(
+            Some(other) => self.diag.error(
                 "/fields".to_owned(),
                 format!(
                     "`fields` must be a non-empty object, got {}",
@@ -436,7 +454,7 @@ impl Loader {
             let names: Vec<&str> = implicit.iter().map(|(_, n)| n.as_str()).collect();
             let list = names.join(", ");
             for (pointer, _) in implicit.iter().skip(1) {
-                self.problem(
+                self.diag.error(
                     pointer.clone(),
                     format!(
                         "at most one field may omit `open`/`open_pattern` (that field collects \
@@ -456,7 +474,7 @@ impl Loader {
             Some(Some(AnchorSpec::Literals(l))) => Some(Anchor::Literals(l)),
             Some(Some(AnchorSpec::Pattern(p, _))) => Some(Anchor::Pattern(p)),
             Some(None) => {
-                self.problem(
+                self.diag.error(
                     String::new(),
                     "the response_template defines neither `start_anchor` nor `start_anchor_pattern`",
                     "add \"start_anchor\": the text the chat template writes where the assistant \
@@ -482,7 +500,7 @@ impl Loader {
         let literal_ptr = child(base, literal_key);
         let pattern_ptr = child(base, pattern_key);
         if map.contains_key(literal_key) && map.contains_key(pattern_key) {
-            self.problem(
+            self.diag.error(
                 pattern_ptr,
                 format!("{scope} gives both `{literal_key}` and `{pattern_key}`"),
                 format!("keep one: `{literal_key}` for literal text, `{pattern_key}` for a regex"),
@@ -493,7 +511,7 @@ impl Loader {
             let literals: Vec<String> = match raw {
                 Value::String(s) => {
                     if s.is_empty() {
-                        self.problem(
+                        self.diag.error(
                             literal_ptr,
                             format!("`{literal_key}` cannot be the empty string"),
                             "give the literal text of the delimiter",
@@ -504,7 +522,7 @@ impl Loader {
                 }
                 Value::Array(items) => {
                     if items.is_empty() {
-                        self.problem(
+                        self.diag.error(
                             literal_ptr,
                             format!("`{literal_key}` list must contain at least one literal"),
                             "list the delimiter's spellings, or give one string",
@@ -518,7 +536,7 @@ impl Loader {
                             Value::String(s) if !s.is_empty() => out.push(s.clone()),
                             Value::String(_) => {
                                 ok = false;
-                                self.problem(
+                                self.diag.error(
                                     child(&literal_ptr, &i.to_string()),
                                     format!("`{literal_key}` literals cannot be empty strings"),
                                     "remove the empty string",
@@ -526,7 +544,7 @@ impl Loader {
                             }
                             other => {
                                 ok = false;
-                                self.problem(
+                                self.diag.error(
                                     child(&literal_ptr, &i.to_string()),
                                     format!(
                                         "`{literal_key}` list must contain only strings, got {}",
@@ -543,7 +561,7 @@ impl Loader {
                     out
                 }
                 other => {
-                    self.problem(
+                    self.diag.error(
                         literal_ptr,
                         format!(
                             "`{literal_key}` must be a string or a list of strings, got {}",
@@ -560,7 +578,7 @@ impl Loader {
         }
         if let Some(raw) = map.get(pattern_key) {
             let Some(pattern) = raw.as_str() else {
-                self.problem(
+                self.diag.error(
                     pattern_ptr,
                     format!(
                         "`{pattern_key}` must be a string (a Python regex), got {}",
@@ -573,7 +591,7 @@ impl Loader {
             return match PyRegex::new(pattern) {
                 Ok(re) => Some(Some(AnchorSpec::Pattern(Box::new(re), pattern_ptr))),
                 Err(e) => {
-                    self.problem(
+                    self.diag.error(
                         pattern_ptr,
                         format!("invalid {pattern_key} regex: {}", regex_message(&e)),
                         e.fix,
@@ -593,7 +611,7 @@ impl Loader {
             Some(Some(AnchorSpec::Pattern(re, pointer))) => match Pattern::new(*re) {
                 Ok(p) => Ok(Some(Delim::Pattern(Box::new(p)))),
                 Err(refused) => {
-                    self.problem(pointer, refused.message, refused.fix);
+                    self.diag.error(pointer, refused.message, refused.fix);
                     Err(())
                 }
             },
@@ -605,7 +623,7 @@ impl Loader {
             None => default,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     child(base, key),
                     format!("`{key}` must be true or false, got {}", kind(other)),
                     format!("write \"{key}\": true or false"),
@@ -617,14 +635,14 @@ impl Loader {
 
     fn field(&mut self, name: &str, spec: &Value, pointer: String) -> Option<Field> {
         let Some(map) = spec.as_object() else {
-            self.problem(
+            self.diag.error(
                 pointer,
                 format!("field `{name}` must be an object, got {}", kind(spec)),
                 "describe the field as an object, e.g. {\"open\": \"<think>\", \"close\": \"</think>\"}",
             );
             return None;
         };
-        let problems_before = self.problems.len();
+        let problems_before = self.diag.mark();
         self.unknown_keys(map, FIELD_KEYS, &pointer, "a field");
         let content_ptr = child(&pointer, "content");
         let content_name = match map.get("content") {
@@ -635,7 +653,8 @@ impl Loader {
                     Some(c) => format!("did you mean \"{c}\"?"),
                     None => format!("use one of {}", CONTENT_PARSERS.join(", ")),
                 };
-                self.problem(content_ptr, format!("unknown content parser {other}"), fix);
+                self.diag
+                    .error(content_ptr, format!("unknown content parser {other}"), fix);
                 None
             }
         };
@@ -668,7 +687,7 @@ impl Loader {
             None => None,
             Some(Value::String(s)) => {
                 if !repeats {
-                    self.problem(
+                    self.diag.error(
                         child(&pointer, "join"),
                         "`join` requires \"repeats\": true",
                         "add \"repeats\": true, or remove `join`",
@@ -677,7 +696,7 @@ impl Loader {
                 Some(s.clone())
             }
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     child(&pointer, "join"),
                     format!("`join` must be a string, got {}", kind(other)),
                     "give the separator as a string, e.g. \"\\n\"",
@@ -689,7 +708,7 @@ impl Loader {
             None => false,
             Some(Value::Bool(b)) => *b,
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     child(&pointer, "transform_each"),
                     format!(
                         "`transform_each` must be true or false, got {}",
@@ -707,13 +726,13 @@ impl Loader {
                 if !transform_each {
                     let mut scope = vec!["content".to_owned()];
                     scope.extend(open_names.iter().cloned());
-                    check_roots(&compiled, &scope, &tptr, &mut self.problems);
+                    check_roots(&compiled, &scope, &tptr, &mut self.diag);
                 }
                 Some(compiled)
             }
             None => {
                 if transform_each {
-                    self.problem(
+                    self.diag.error(
                         child(&pointer, "transform_each"),
                         "`transform_each` is set but the field has no `transform`",
                         "add a `transform`, or remove `transform_each`",
@@ -724,7 +743,7 @@ impl Loader {
                     (&close_names, "close_pattern"),
                 ] {
                     if !names.is_empty() {
-                        self.problem(
+                        self.diag.error(
                             child(&pointer, key),
                             format!(
                                 "{key} declares named group(s) {}, but the field has no `transform`; \
@@ -739,7 +758,7 @@ impl Loader {
                 None
             }
         };
-        if self.problems.len() > problems_before {
+        if !self.diag.clean_since(problems_before) {
             return None;
         }
         Some(Field {
@@ -768,7 +787,7 @@ impl Loader {
             None => &empty,
             Some(Value::Object(m)) => m,
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     args_ptr.to_owned(),
                     format!("`content_args` must be an object, got {}", kind(other)),
                     "give the parser's options as an object",
@@ -776,7 +795,7 @@ impl Loader {
                 return None;
             }
         };
-        let before = self.problems.len();
+        let before = self.diag.mark();
         let allowed: &[&str] = match name {
             "json" => &["strip", "unquoted_keys", "string_delims", "allow_non_json"],
             "xml-inline" => &["tag_pattern", "value_parser", "merge_duplicates"],
@@ -813,7 +832,7 @@ impl Loader {
                 let tag_pattern = match map.get("tag_pattern") {
                     None => {
                         let at = if args.is_some() { args_ptr } else { field_ptr };
-                        self.problem(
+                        self.diag.error(
                             at.to_owned(),
                             "the `xml-inline` parser needs content_args.tag_pattern",
                             "add \"content_args\": {\"tag_pattern\": \"<(?P<key>\\\\w+)>(?P<value>.*?)</(?P=key)>\"}",
@@ -823,7 +842,7 @@ impl Loader {
                     Some(Value::String(p)) => match PyRegex::new(p) {
                         Ok(re) => Some(re),
                         Err(e) => {
-                            self.problem(
+                            self.diag.error(
                                 tag_ptr.clone(),
                                 format!("invalid tag_pattern regex: {}", regex_message(&e)),
                                 e.fix,
@@ -832,7 +851,7 @@ impl Loader {
                         }
                     },
                     Some(other) => {
-                        self.problem(
+                        self.diag.error(
                             tag_ptr.clone(),
                             format!(
                                 "`tag_pattern` must be a string (a Python regex), got {}",
@@ -845,7 +864,7 @@ impl Loader {
                 };
                 let tag_pattern = tag_pattern?;
                 let Some(key_group) = tag_pattern.group_index("key") else {
-                    self.problem(
+                    self.diag.error(
                         tag_ptr,
                         "tag_pattern has no named group `key`",
                         "name the group holding the tag name (?P<key>…), and the one holding its \
@@ -874,7 +893,7 @@ impl Loader {
                 })
             }
         };
-        (self.problems.len() == before).then_some(parser)
+        self.diag.clean_since(before).then_some(parser)
     }
 
     fn separator(
@@ -888,7 +907,7 @@ impl Loader {
             None => default.to_owned(),
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(other) => {
-                self.problem(
+                self.diag.error(
                     child(base, key),
                     format!(
                         "`{key}` must be a non-empty string, got {}",
@@ -907,7 +926,7 @@ impl Loader {
             return Vec::new();
         };
         let Some(items) = raw.as_array() else {
-            self.problem(
+            self.diag.error(
                 ptr,
                 format!(
                     "`string_delims` must be a list of [open, close] pairs, got {}",
@@ -924,7 +943,7 @@ impl Loader {
                 _ => None,
             });
             let Some((open, close)) = pair else {
-                self.problem(
+                self.diag.error(
                     child(&ptr, &i.to_string()),
                     "each `string_delims` entry must be a pair of strings [open, close]",
                     "write the pair as [\"open\", \"close\"]",
@@ -934,7 +953,7 @@ impl Loader {
             let pattern = format!("{}(.*?){}", py_escape(open), py_escape(close));
             match PyRegex::new(&pattern) {
                 Ok(re) => out.push(re),
-                Err(e) => self.problem(
+                Err(e) => self.diag.error(
                     child(&ptr, &i.to_string()),
                     format!(
                         "the string delimiters do not compile: {}",
@@ -958,14 +977,14 @@ impl Loader {
         };
         let ptr = child(base, "value_parser");
         let Some(map) = raw.as_object() else {
-            self.problem(
+            self.diag.error(
                 ptr,
                 format!("`value_parser` must be an object, got {}", kind(raw)),
                 "write {\"name\": \"json\", \"args\": {…}}",
             );
             return Err(());
         };
-        let before = self.problems.len();
+        let before = self.diag.mark();
         self.unknown_keys(map, &["name", "args"], &ptr, "a value_parser");
         let name = match map.get("name") {
             None => Some("text"),
@@ -975,7 +994,7 @@ impl Loader {
                     Some(c) => format!("did you mean \"{c}\"?"),
                     None => format!("use one of {}", CONTENT_PARSERS.join(", ")),
                 };
-                self.problem(
+                self.diag.error(
                     child(&ptr, "name"),
                     format!("unknown content parser {other}"),
                     fix,
@@ -986,7 +1005,7 @@ impl Loader {
         let args_ptr = child(&ptr, "args");
         let parser = name.and_then(|n| self.content_parser(n, map.get("args"), &args_ptr, &ptr));
         match parser {
-            Some(p) if self.problems.len() == before => Ok(Some(Box::new(p))),
+            Some(p) if self.diag.clean_since(before) => Ok(Some(Box::new(p))),
             _ => Err(()),
         }
     }
@@ -1016,11 +1035,11 @@ impl Loader {
                     };
                 }
                 if contains_placeholder(s) {
-                    self.problem(
+                    self.diag.error(
                         pointer.to_owned(),
                         format!(
                             "transform string {} mixes a {{placeholder}} with literal text",
-                            crate::pyunicode::repr(s)
+                            crate::py::unicode::repr(s)
                         ),
                         "use a whole-string placeholder (e.g. \"{content}\") or a plain literal; \
                          string interpolation is not supported",
@@ -1052,7 +1071,7 @@ fn pattern_names(spec: &Option<Option<AnchorSpec>>) -> Vec<String> {
 
 /// Placeholders whose root is neither `content` nor a named group of `open_pattern` fail every
 /// time the field closes (the reference raises `KeyError`).
-fn check_roots(t: &Transform, scope: &[String], pointer: &str, problems: &mut Vec<SchemaProblem>) {
+fn check_roots(t: &Transform, scope: &[String], pointer: &str, problems: &mut Diagnostics) {
     match t {
         Transform::Map(entries) => {
             for (k, v) in entries {
@@ -1065,13 +1084,13 @@ fn check_roots(t: &Transform, scope: &[String], pointer: &str, problems: &mut Ve
             }
         }
         Transform::Placeholder { root, path, .. } if !scope.contains(root) => {
-            problems.push(SchemaProblem {
-                pointer: pointer.to_owned(),
-                message: format!(
+            problems.error(
+                pointer,
+                format!(
                     "transform placeholder {{{path}}} names `{root}`, which is neither `content` \
                      nor a named group of open_pattern"
                 ),
-                fix: format!(
+                format!(
                     "use one of {}, or a literal",
                     scope
                         .iter()
@@ -1079,7 +1098,7 @@ fn check_roots(t: &Transform, scope: &[String], pointer: &str, problems: &mut Ve
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            });
+            );
         }
         _ => {}
     }
@@ -1096,7 +1115,7 @@ fn regex_message(e: &crate::pyre::RegexError) -> String {
 /// Length of a `\w+` run at the start of `s` (Python's `\w`), in bytes.
 fn word_run(s: &str) -> usize {
     s.char_indices()
-        .find(|&(_, c)| !crate::pyunicode::is_word(c))
+        .find(|&(_, c)| !crate::py::unicode::is_word(c))
         .map_or(s.len(), |(i, _)| i)
 }
 

@@ -6,11 +6,11 @@ use serde_json::{Map, Value};
 
 use super::content::{process_field, ToolParams};
 use super::delim::{Found, Search};
-use super::events::Event;
-use super::fast::Verdict;
-use super::template::{Delim, ResponseTemplate};
+use super::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
-use crate::support::python_type;
+use crate::py::python_type;
+use crate::stream::fast::Verdict;
+use crate::stream::Event;
 
 /// An event before it borrows from the buffer: chunks are byte ranges of the buffer.
 #[derive(Debug, Clone)]

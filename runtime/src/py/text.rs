@@ -1,15 +1,15 @@
 //! Python string-level behaviour python jmespath depends on: `lstrip`, `to_number`'s
-//! `int()`-then-`float()` (through [`crate::pycoerce`]), `json.dumps` with `ensure_ascii`, and
+//! `int()`-then-`float()` (through [`crate::py::coerce`]), `json.dumps` with `ensure_ascii`, and
 //! `str()`/`repr()` for error messages.
 
 use super::num::{float_repr, PyNum};
-use crate::pycoerce::{self, CoerceError};
-use crate::pyunicode::repr;
+use crate::py::coerce::{self, CoerceError};
+use crate::py::unicode::repr;
 use serde_json::Value;
 
 /// Python `s.lstrip()`.
 pub(crate) fn py_lstrip(s: &str) -> &str {
-    s.trim_start_matches(crate::pyunicode::is_space)
+    s.trim_start_matches(crate::py::unicode::is_space)
 }
 
 /// What `to_number` yields for a string: `int(s)`, else `float(s)`, else null.
@@ -23,25 +23,25 @@ pub(crate) enum ParsedNumber {
 /// Python `int(s)` then `float(s)` on a string, as jmespath's `to_number` does: any `int()`
 /// failure (the 4300-digit limit included, a ValueError too) falls through to `float()`.
 pub(crate) fn parse_py_number(s: &str) -> ParsedNumber {
-    if let Ok(n) = pycoerce::int_from_str(s) {
+    if let Ok(n) = coerce::int_from_str(s) {
         return ParsedNumber::Num(PyNum::from_number(&n));
     }
-    match pycoerce::float_from_str(s) {
+    match coerce::float_from_str(s) {
         Ok(f) => ParsedNumber::Num(PyNum::Float(f)),
         Err(CoerceError::NonFinite) => ParsedNumber::NonFinite,
         Err(_) => ParsedNumber::Invalid,
     }
 }
 
-/// Appends `s` JSON-quoted with `ensure_ascii=True` (see [`crate::pyjson::write_ascii_string`]).
+/// Appends `s` JSON-quoted with `ensure_ascii=True` (see [`crate::py::json::write_ascii_string`]).
 pub(crate) fn json_quote_ascii(s: &str, out: &mut String) {
-    crate::pyjson::write_ascii_string(s, out);
+    crate::py::json::write_ascii_string(s, out);
 }
 
 /// Python `repr()` of a JSON value (`None`, `True`, `{'a': 1}`, ...), with
 /// nesting below `MAX_DATA_DEPTH` elided.
 pub(crate) fn py_repr_value(v: &Value, depth: usize) -> String {
-    if depth > super::value::MAX_DATA_DEPTH {
+    if depth > crate::jmespath::MAX_DATA_DEPTH {
         return "...".into();
     }
     match v {

@@ -3,13 +3,15 @@
 
 use serde_json::{Map, Value};
 
+use super::{Additional, Items, Node, NodeType, Schema};
 use crate::error::ParseError;
-use crate::schema::{Additional, Items, Node, NodeType};
 use crate::support::{self, Content, ObjectInput};
 
-/// Parse `text` with the schema rooted at `root`.
-pub(crate) fn parse(root: &Node, text: &str) -> Result<Value, ParseError> {
-    parse_node(root, Content::borrowed(text))
+impl Schema {
+    /// Parse one complete model output into a message, exactly as the reference parser would.
+    pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        parse_node(self.root(), Content::borrowed(text))
+    }
 }
 
 pub(crate) fn parse_node(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {

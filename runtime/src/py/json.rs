@@ -70,7 +70,7 @@ impl JsonError {
     /// itself does not record, hence the `text` argument.
     ///
     /// ```
-    /// use chatparse_runtime::pyjson::loads;
+    /// use chatparse_runtime::py::json::loads;
     /// let deep = "[".repeat(5000);
     /// let err = loads(&deep).unwrap_err();
     /// assert_eq!(
@@ -135,7 +135,7 @@ impl std::error::Error for JsonError {}
 /// Duplicate keys keep their first position and their last value, like a Python dict.
 ///
 /// ```
-/// use chatparse_runtime::pyjson::loads;
+/// use chatparse_runtime::py::json::loads;
 /// let v = loads(r#"{"a": 1, "b": [2.5, "x\u00e9"], "a": 3}"#).unwrap();
 /// assert_eq!(v.to_string(), r#"{"a":3,"b":[2.5,"xé"]}"#);
 ///
@@ -571,7 +571,7 @@ fn int_number(literal: &str) -> Number {
 ///
 /// ```
 /// let mut out = String::new();
-/// chatparse_runtime::pyjson::write_ascii_string("é\"😀", &mut out);
+/// chatparse_runtime::py::json::write_ascii_string("é\"😀", &mut out);
 /// assert_eq!(out, r#""\u00e9\"\ud83d\ude00""#);
 /// ```
 pub fn write_ascii_string(s: &str, out: &mut String) {

@@ -11,7 +11,7 @@
 //! strips only ASCII whitespace (` \t\n\v\f\r`). So `int("\u3000 12")` is 12, but
 //! `int("\x1c12")` is invalid even though `"\x1c".isspace()`.
 
-use crate::pyunicode::{decimal_value, is_space};
+use crate::py::unicode::{decimal_value, is_space};
 use serde_json::{Number, Value};
 
 /// Why a conversion does not give a JSON value.
@@ -57,7 +57,7 @@ fn to_ascii(s: &str) -> (Vec<u8>, bool) {
 /// `"007"` give `0` and `7`), so it serializes exactly as Python's `json.dumps` would.
 ///
 /// ```
-/// use chatparse_runtime::pycoerce::{int_from_str, CoerceError};
+/// use chatparse_runtime::py::coerce::{int_from_str, CoerceError};
 /// assert_eq!(int_from_str(" -1_000 ").unwrap().as_str(), "-1000");
 /// assert_eq!(int_from_str("١٢٣").unwrap().as_str(), "123");
 /// assert_eq!(int_from_str("1.0"), Err(CoerceError::Invalid));
@@ -142,7 +142,7 @@ fn int_number(canonical: &str) -> Option<Number> {
 /// Python `float(s)` for a str.
 ///
 /// ```
-/// use chatparse_runtime::pycoerce::{float_from_str, CoerceError};
+/// use chatparse_runtime::py::coerce::{float_from_str, CoerceError};
 /// assert_eq!(float_from_str(" 1_000.5 "), Ok(1000.5));
 /// assert_eq!(float_from_str(".5e1"), Ok(5.0));
 /// assert_eq!(float_from_str("-inf"), Err(CoerceError::NonFinite));
@@ -263,7 +263,7 @@ fn parse_float_body(body: &[u8]) -> Result<f64, CoerceError> {
 /// the largest float is Python's `OverflowError` ([`CoerceError::TooLarge`]).
 ///
 /// ```
-/// use chatparse_runtime::pycoerce::{float_from_number, CoerceError};
+/// use chatparse_runtime::py::coerce::{float_from_number, CoerceError};
 /// let n: serde_json::Number = serde_json::from_str("9007199254740993").unwrap();
 /// assert_eq!(float_from_number(&n), Ok(9007199254740992.0));
 /// let huge: serde_json::Number = serde_json::from_str(&"9".repeat(400)).unwrap();
@@ -289,7 +289,7 @@ pub fn float_from_number(n: &Number) -> Result<f64, CoerceError> {
 /// [`is_integer`] says no, even for `3.0`.
 ///
 /// ```
-/// use chatparse_runtime::pycoerce::{float_value, is_integer, CoerceError};
+/// use chatparse_runtime::py::coerce::{float_value, is_integer, CoerceError};
 /// let v = float_value(3.0).unwrap();
 /// assert!(!is_integer(v.as_number().unwrap()));
 /// assert_eq!(float_value(f64::NAN), Err(CoerceError::NonFinite));
@@ -306,7 +306,7 @@ pub fn float_value(f: f64) -> Result<Value, CoerceError> {
 /// cannot decide; with `arbitrary_precision` the text can.
 ///
 /// ```
-/// use chatparse_runtime::pycoerce::is_integer;
+/// use chatparse_runtime::py::coerce::is_integer;
 /// let n = |s: &str| serde_json::from_str::<serde_json::Number>(s).unwrap();
 /// assert!(is_integer(&n("-12")) && is_integer(&n("123456789012345678901234567890")));
 /// assert!(!is_integer(&n("1.0")) && !is_integer(&n("1e3")));
@@ -321,7 +321,7 @@ pub fn is_integer(n: &Number) -> bool {
 /// involved, so Unicode lowercasing and the two tables' version differences cannot matter.
 ///
 /// ```
-/// use chatparse_runtime::pycoerce::bool_from_str;
+/// use chatparse_runtime::py::coerce::bool_from_str;
 /// assert_eq!(bool_from_str("TRUE"), Some(true));
 /// assert_eq!(bool_from_str("0"), Some(false));
 /// assert_eq!(bool_from_str(" true"), None);

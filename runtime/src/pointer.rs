@@ -1,4 +1,4 @@
-//! JSON pointers (RFC 6901) naming schema nodes in errors and generated docs.
+//! JSON pointers (RFC 6901) naming spec nodes in errors and generated docs.
 
 /// Escape one reference token: `~` becomes `~0` and `/` becomes `~1`.
 ///
@@ -17,4 +17,19 @@ pub(crate) fn child(base: &str, token: &str) -> String {
     out.push('/');
     out.push_str(&escape_pointer_token(token));
     out
+}
+
+/// How a JSON pointer is shown to people: the root, `""`, as `(root)`.
+///
+/// ```
+/// use chatparse_runtime::display_pointer;
+/// assert_eq!(display_pointer(""), "(root)");
+/// assert_eq!(display_pointer("/properties/content"), "/properties/content");
+/// ```
+pub fn display_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "(root)"
+    } else {
+        pointer
+    }
 }

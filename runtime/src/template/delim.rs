@@ -22,8 +22,8 @@
 
 use regex_syntax::hir::{Hir, HirKind, Look, Repetition};
 
-use super::fast::{first_bytes, literal_prefixes, required_bytes, ByteSet, DelimFacts};
 use crate::pyre::{PyRegex, Translation};
+use crate::stream::fast::{first_bytes, literal_prefixes, required_bytes, ByteSet, DelimFacts};
 
 /// Compiled-program size limit (as `pyre` uses for its own engines).
 const SIZE_LIMIT: usize = 256 << 20;

@@ -10,7 +10,7 @@
 //! [`XRegexPlan::new`] with a [`NotStreamable`] naming the JSON pointer and the reason.
 //!
 //! [`XRegexStreamParser`] has the API and the events of the `response_template`
-//! [`StreamParser`](super::StreamParser): `feed(chunk) -> events`, `finish() -> (message,
+//! [`StreamParser`](crate::template::StreamParser): `feed(chunk) -> events`, `finish() -> (message,
 //! events)`, with `region_open`, `region_chunk` (with `dirty`) and `region_close` (with the
 //! field's value, or an iterator item's value). The final message equals
 //! [`Schema::parse`](crate::Schema::parse) on the whole output, for every chunking. Text is held
@@ -51,10 +51,10 @@ use std::fmt;
 use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
-use super::fast::{ByteSet, Scan as ByteScan};
-use super::Event;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::schema::{Items, Node, NodeType, Schema};
+use crate::stream::fast::{ByteSet, Scan as ByteScan};
+use crate::stream::Event;
 use crate::support::{self, Content};
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
 
@@ -71,11 +71,7 @@ pub struct NotStreamable {
 
 impl fmt::Display for NotStreamable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
+        let pointer = crate::display_pointer(&self.pointer);
         write!(
             f,
             "response schema {} cannot stream: {pointer}: {}",
@@ -85,6 +81,13 @@ impl fmt::Display for NotStreamable {
 }
 
 impl std::error::Error for NotStreamable {}
+
+/// A schema that cannot stream, with the reason.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    pub(crate) schema: Schema,
+    pub(crate) why: Box<NotStreamable>,
+}
 
 /// How one root property is produced.
 #[derive(Debug)]
@@ -163,14 +166,22 @@ impl XRegexPlan {
     /// Checks that `schema` can stream and prepares its scanners; otherwise says where and why
     /// it cannot.
     pub fn new(schema: Schema) -> Result<Self, Box<NotStreamable>> {
-        let fields = analyse(schema.root()).map_err(|(pointer, reason)| {
-            Box::new(NotStreamable {
-                source_name: schema.source_name().to_owned(),
-                pointer,
-                reason,
-            })
-        })?;
-        Ok(XRegexPlan { schema, fields })
+        Self::try_new(schema).map_err(|refused| refused.why)
+    }
+
+    /// Like [`XRegexPlan::new`], giving the schema back when it cannot stream.
+    pub(crate) fn try_new(schema: Schema) -> Result<Self, Box<Refused>> {
+        match analyse(schema.root()) {
+            Ok(fields) => Ok(XRegexPlan { schema, fields }),
+            Err((pointer, reason)) => {
+                let why = Box::new(NotStreamable {
+                    source_name: schema.source_name().to_owned(),
+                    pointer,
+                    reason,
+                });
+                Err(Box::new(Refused { schema, why }))
+            }
+        }
     }
 
     /// Whether `schema` can stream, or the pointer and reason why not.
@@ -867,9 +878,9 @@ fn close_value(plan: &XRegexPlan, field: &Field, text: &str) -> Result<Value, Pa
     };
     match (&field.kind, &node.items) {
         (FieldKind::Iterate(_), Items::Each(item)) => {
-            crate::interp::parse_node(item, Content::borrowed(text))
+            crate::schema::interp::parse_node(item, Content::borrowed(text))
         }
-        _ => crate::interp::after_regex(node, Content::borrowed(text)),
+        _ => crate::schema::interp::after_regex(node, Content::borrowed(text)),
     }
 }
 

@@ -1,0 +1,238 @@
+//! One entry point for both spec formats: [`Spec`] loads JSON text, tells an x-regex response
+//! schema from a `response_template` by its shape ([`Format::of`]), and parses or streams with
+//! whichever it is. The CLI, the proc-macro and the library all decide the format here.
+
+use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::{ParseError, SchemaError, SchemaProblem};
+use crate::schema::stream::{NotStreamable, Refused, XRegexPlan, XRegexStreamParser};
+use crate::schema::Schema;
+use crate::stream::MessageStream;
+use crate::template::{is_response_template, ResponseTemplate, StreamParser};
+
+/// The two spec formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// An x-regex response schema (transformers 5.10's `response_schema`).
+    Schema,
+    /// A `response_template` (transformers 5.23's streaming format).
+    Template,
+}
+
+impl Format {
+    /// The format of a spec's JSON: a template when it has the template's shape (see
+    /// [`is_response_template`]), a schema otherwise (so that a broken schema gets the schema
+    /// loader's messages).
+    ///
+    /// ```
+    /// use chatparse_runtime::Format;
+    /// use serde_json::json;
+    /// assert_eq!(Format::of(&json!({"fields": {"content": {}}})), Format::Template);
+    /// assert_eq!(Format::of(&json!({"type": "object", "properties": {}})), Format::Schema);
+    /// ```
+    pub fn of(value: &Value) -> Format {
+        if is_response_template(value) {
+            Format::Template
+        } else {
+            Format::Schema
+        }
+    }
+
+    /// The format of JSON text; text that is not JSON goes to the schema loader, which reports the
+    /// line and column.
+    pub fn of_text(text: &str) -> Format {
+        serde_json::from_str::<Value>(text).map_or(Format::Schema, |v| Format::of(&v))
+    }
+}
+
+/// A loaded, validated spec of either format.
+#[derive(Debug)]
+pub struct Spec {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    /// The schema with its streaming plan, or with the reason it cannot stream.
+    Schema(Box<SchemaPlan>),
+    Template(Box<ResponseTemplate>),
+}
+
+impl Spec {
+    /// Loads JSON text of either format.
+    ///
+    /// ```
+    /// use chatparse_runtime::{Format, Spec};
+    /// let spec = Spec::from_json_str(r#"{"type": "object", "properties": {"a": {"type": "string", "x-regex": "a=(\\w+)"}}}"#)?;
+    /// assert_eq!(spec.format(), Format::Schema);
+    /// assert_eq!(spec.parse("a=1")?, serde_json::json!({"a": "1"}));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_json_str(text: &str) -> Result<Self, SchemaError> {
+        Self::from_json_str_named(text, "<string>")
+    }
+
+    /// Like [`Spec::from_json_str`], naming the source (a file path) in errors.
+    pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
+        Ok(match Format::of_text(text) {
+            Format::Schema => Spec::from(Schema::from_json_str_named(text, source_name)?),
+            Format::Template => {
+                Spec::from(ResponseTemplate::from_json_str_named(text, source_name)?)
+            }
+        })
+    }
+
+    /// Reads and loads a spec file.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, SchemaError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SchemaError {
+            source_name: name.clone(),
+            problems: vec![SchemaProblem {
+                pointer: String::new(),
+                message: format!("cannot read the spec file: {e}"),
+                fix: "check the path (relative paths start at the current directory)".to_owned(),
+            }],
+        })?;
+        Self::from_json_str_named(&text, &name)
+    }
+
+    /// Which format this spec is written in.
+    pub fn format(&self) -> Format {
+        match &self.inner {
+            Inner::Schema(_) => Format::Schema,
+            Inner::Template(_) => Format::Template,
+        }
+    }
+
+    /// The x-regex schema, if this is one.
+    pub fn schema(&self) -> Option<&Schema> {
+        match &self.inner {
+            Inner::Schema(plan) => Some(schema_of(plan)),
+            Inner::Template(_) => None,
+        }
+    }
+
+    /// The response template, if this is one.
+    pub fn template(&self) -> Option<&ResponseTemplate> {
+        match &self.inner {
+            Inner::Template(template) => Some(template),
+            Inner::Schema(_) => None,
+        }
+    }
+
+    /// The source name given at load (a file path, or `<string>`).
+    pub fn source_name(&self) -> &str {
+        match &self.inner {
+            Inner::Template(template) => template.source_name(),
+            Inner::Schema(plan) => schema_of(plan).source_name(),
+        }
+    }
+
+    /// Whether [`Spec::stream`] can stream this spec, or where and why not (templates always
+    /// stream; x-regex schemas when their fields are literal-delimited regions).
+    pub fn streamable(&self) -> Result<(), &NotStreamable> {
+        match &self.inner {
+            Inner::Schema(plan) => match plan.as_ref() {
+                Ok(_) => Ok(()),
+                Err(refused) => Err(&refused.why),
+            },
+            Inner::Template(_) => Ok(()),
+        }
+    }
+
+    /// Parses a complete output (templates: with no prompt prefix).
+    pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        match &self.inner {
+            Inner::Template(template) => template.parse(text, ""),
+            Inner::Schema(plan) => schema_of(plan).parse(text),
+        }
+    }
+
+    /// Starts a stream. `prefix` is the prompt the model continues and `tools` the tools offered
+    /// to it (both as [`StreamParser::with_tools`] takes them); x-regex schemas parse the output
+    /// alone, so they refuse both.
+    pub fn stream(
+        &self,
+        prefix: Option<&str>,
+        tools: Option<&[Value]>,
+    ) -> Result<Box<dyn MessageStream + '_>, StreamSetupError> {
+        match &self.inner {
+            Inner::Template(template) => {
+                let parser =
+                    StreamParser::with_tools(template, prefix.unwrap_or(""), tools.unwrap_or(&[]))
+                        .map_err(StreamSetupError::Prefix)?;
+                Ok(Box::new(parser))
+            }
+            Inner::Schema(plan) => match plan.as_ref() {
+                Err(refused) => Err(StreamSetupError::NotStreamable(refused.why.clone())),
+                Ok(_) if prefix.is_some() || tools.is_some() => {
+                    Err(StreamSetupError::NotApplicable {
+                        source_name: self.source_name().to_owned(),
+                    })
+                }
+                Ok(plan) => Ok(Box::new(XRegexStreamParser::new(plan))),
+            },
+        }
+    }
+}
+
+type SchemaPlan = Result<XRegexPlan, Box<Refused>>;
+
+/// The schema, whether or not it streams.
+fn schema_of(plan: &SchemaPlan) -> &Schema {
+    match plan {
+        Ok(plan) => plan.schema(),
+        Err(refused) => &refused.schema,
+    }
+}
+
+impl From<Schema> for Spec {
+    fn from(schema: Schema) -> Self {
+        Spec {
+            inner: Inner::Schema(Box::new(XRegexPlan::try_new(schema))),
+        }
+    }
+}
+
+impl From<ResponseTemplate> for Spec {
+    fn from(template: ResponseTemplate) -> Self {
+        Spec {
+            inner: Inner::Template(Box::new(template)),
+        }
+    }
+}
+
+/// Why [`Spec::stream`] could not start a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamSetupError {
+    /// The x-regex schema cannot stream (where and why).
+    NotStreamable(Box<NotStreamable>),
+    /// A prompt prefix or tools were given for an x-regex schema, which parses the output alone.
+    NotApplicable {
+        /// The schema's source name.
+        source_name: String,
+    },
+    /// The template's parser failed on the prompt prefix (a region closing inside it did not
+    /// parse), where the reference's constructor raises.
+    Prefix(ParseError),
+}
+
+impl fmt::Display for StreamSetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamSetupError::NotStreamable(why) => why.fmt(f),
+            StreamSetupError::NotApplicable { source_name } => write!(
+                f,
+                "a prompt prefix and tools apply to response templates; the x-regex schema \
+                 {source_name} parses the model output alone"
+            ),
+            StreamSetupError::Prefix(e) => write!(f, "the prompt prefix does not parse: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StreamSetupError {}
