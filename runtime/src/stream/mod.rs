@@ -14,6 +14,7 @@
 //! use chatparse_runtime::Spec;
 //!
 //! let spec = Spec::from_json_str(r#"{
+//!     "start_anchor": "<|im_start|>assistant\n",
 //!     "fields": {
 //!         "reasoning_content": {"open": "<think>", "close": "</think>"},
 //!         "content": {}
@@ -36,6 +37,7 @@
 
 mod events;
 pub(crate) mod fast;
+pub(crate) mod raw;
 
 use serde_json::Value;
 

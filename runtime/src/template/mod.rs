@@ -307,7 +307,12 @@ impl ResponseTemplate {
     pub fn from_value_named(value: Value, source_name: &str) -> Result<Self, SchemaError> {
         let mut loader = Loader::default();
         let loaded = loader.template(&value);
-        let (defaults, fields, implicit, start_anchor) = loader.diag.check(loaded, source_name)?;
+        let Loaded {
+            defaults,
+            fields,
+            implicit,
+            start_anchor,
+        } = loader.diag.check(loaded, source_name)?;
         Ok(ResponseTemplate {
             defaults,
             filters: state_filters(&fields, implicit),
@@ -353,7 +358,13 @@ impl ResponseTemplate {
     }
 }
 
-type Loaded = (Map<String, Value>, Vec<Field>, Option<usize>, Anchor);
+/// What the loader builds, before the state filters are derived from it.
+struct Loaded {
+    defaults: Map<String, Value>,
+    fields: Vec<Field>,
+    implicit: Option<usize>,
+    start_anchor: Anchor,
+}
 
 #[derive(Default)]
 struct Loader {
@@ -485,7 +496,12 @@ impl Loader {
             None => None,
         };
         let implicit_index = fields.iter().position(|f| f.open.is_none());
-        Some((defaults, fields, implicit_index, start_anchor?))
+        Some(Loaded {
+            defaults,
+            fields,
+            implicit: implicit_index,
+            start_anchor: start_anchor?,
+        })
     }
 
     /// `_compile_anchor`: `Some(None)` when neither key is present, `None` after a problem.

@@ -10,15 +10,8 @@ use super::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::py::python_type;
 use crate::stream::fast::Verdict;
+use crate::stream::raw::{FieldNames, Pending, RawEvent};
 use crate::stream::Event;
-
-/// An event before it borrows from the buffer: chunks are byte ranges of the buffer.
-#[derive(Debug, Clone)]
-enum Raw {
-    Open(usize),
-    Chunk(usize, usize, usize),
-    Close(usize, Value),
-}
 
 /// What a fast-path feed routed.
 #[derive(Debug, Clone, Copy)]
@@ -95,11 +88,11 @@ pub struct StreamParser<'t> {
     body_end: usize,
     /// Whether the current region has emitted `region_open`.
     opened: bool,
-    initial: Vec<Raw>,
-    failed: bool,
+    initial: Vec<RawEvent>,
     cache: Vec<Option<Cached>>,
-    /// The raw events of the current `feed`, kept to reuse its allocation.
-    scratch: Vec<Raw>,
+    /// The raw events of the current `feed` (the allocation is reused), and whether a call
+    /// failed.
+    pending: Pending,
     /// The fast path's DFA caches, one per state filter (made on first use).
     dfa_caches: Vec<Option<regex_automata::hybrid::dfa::Cache>>,
 }
@@ -138,9 +131,8 @@ impl<'t> StreamParser<'t> {
             body_end: 0,
             opened: false,
             initial: Vec::new(),
-            failed: false,
             cache: vec![None; template.fields.len() * 2],
-            scratch: Vec::new(),
+            pending: Pending::default(),
             dfa_caches: Vec::new(),
         };
         if !prefix.is_empty() {
@@ -174,9 +166,10 @@ impl<'t> StreamParser<'t> {
         }
         let (buffer, template) = (&self.buffer, self.template);
         Ok(self
-            .scratch
+            .pending
+            .events
             .drain(..)
-            .map(|r| event_into(buffer, template, r))
+            .map(|r| r.lend(buffer, template))
             .collect())
     }
 
@@ -211,8 +204,8 @@ impl<'t> StreamParser<'t> {
             return Ok(());
         }
         let (buffer, template) = (&self.buffer, self.template);
-        for r in self.scratch.drain(..) {
-            on_event(event_into(buffer, template, r));
+        for r in self.pending.events.drain(..) {
+            on_event(r.lend(buffer, template));
         }
         Ok(())
     }
@@ -244,21 +237,17 @@ impl<'t> StreamParser<'t> {
     /// Appends `chunk` and runs the state machine. The fast path returns what it routed;
     /// otherwise the raw events are left in `scratch`.
     fn advance(&mut self, chunk: &str) -> Result<Option<Routed>, ParseError> {
-        if self.failed {
-            return Err(ParseError::new("", ParseErrorKind::StreamPoisoned));
-        }
+        self.pending.check()?;
         self.buffer.push_str(chunk);
         if let Some(routed) = self.fast_route() {
             return Ok(Some(routed));
         }
-        let mut raw = std::mem::take(&mut self.scratch);
+        let mut raw = std::mem::take(&mut self.pending.events);
         raw.clear();
         let result = self.process(&mut raw, false);
-        self.scratch = raw;
+        self.pending.events = raw;
         if let Err(e) = result {
-            self.failed = true;
-            self.scratch.clear();
-            return Err(e);
+            return Err(self.pending.fail(e));
         }
         Ok(None)
     }
@@ -267,9 +256,7 @@ impl<'t> StreamParser<'t> {
     /// and returns the message with the last events. Empty values (`null`, `""`, `[]`, `{}`) are
     /// dropped unless their key is in `defaults`.
     pub fn finish(mut self) -> Result<(Value, Vec<Event<'t>>), ParseError> {
-        if self.failed {
-            return Err(ParseError::new("", ParseErrorKind::StreamPoisoned));
-        }
+        self.pending.check()?;
         let mut raw = Vec::new();
         self.process(&mut raw, true)?;
         let template = self.template;
@@ -292,26 +279,13 @@ impl<'t> StreamParser<'t> {
             .collect();
         let events = raw
             .into_iter()
-            .map(|r| match r {
-                Raw::Open(f) => Event::RegionOpen {
-                    field: name_of(template, f),
-                },
-                Raw::Chunk(f, a, b) => Event::RegionChunk {
-                    field: name_of(template, f),
-                    text: Cow::Owned(self.buffer.get(a..b).unwrap_or("").to_owned()),
-                    dirty: dirty(template, f),
-                },
-                Raw::Close(f, value) => Event::RegionClose {
-                    field: name_of(template, f),
-                    value,
-                },
-            })
+            .map(|r| r.detach(&self.buffer, template))
             .collect();
         Ok((Value::Object(message), events))
     }
 
-    fn event(&self, raw: &Raw) -> Event<'_> {
-        event_of(&self.buffer, self.template, raw)
+    fn event(&self, raw: &RawEvent) -> Event<'_> {
+        raw.clone().lend(&self.buffer, self.template)
     }
 
     /// The fast path: when the current state's filter proves that no watched delimiter matches
@@ -352,7 +326,7 @@ impl<'t> StreamParser<'t> {
     }
 
     /// `_process`.
-    fn process(&mut self, events: &mut Vec<Raw>, eos: bool) -> Result<(), ParseError> {
+    fn process(&mut self, events: &mut Vec<RawEvent>, eos: bool) -> Result<(), ParseError> {
         // A state (position, region, opened) that repeats without the position moving is a
         // loop the reference never leaves; there are at most 2 × (fields + 1) such states.
         let stall_limit = 2 * self.template.fields.len() + 4;
@@ -530,7 +504,7 @@ impl<'t> StreamParser<'t> {
     }
 
     /// `_accumulate`: routes `buffer[a..b]` into the current region.
-    fn accumulate(&mut self, events: &mut Vec<Raw>, a: usize, b: usize) {
+    fn accumulate(&mut self, events: &mut Vec<RawEvent>, a: usize, b: usize) {
         let Some(current) = self.current else {
             return;
         };
@@ -538,24 +512,33 @@ impl<'t> StreamParser<'t> {
             return;
         }
         if !self.opened {
-            events.push(Raw::Open(current));
+            events.push(RawEvent::Open { field: current });
             self.opened = true;
         }
         self.body_end = b;
-        events.push(Raw::Chunk(current, a, b));
+        events.push(RawEvent::Chunk {
+            field: current,
+            start: a,
+            end: b,
+        });
     }
 
-    fn open_explicit(&mut self, events: &mut Vec<Raw>, field: usize, named: Vec<(String, String)>) {
+    fn open_explicit(
+        &mut self,
+        events: &mut Vec<RawEvent>,
+        field: usize,
+        named: Vec<(String, String)>,
+    ) {
         self.current = Some(field);
         self.captures = named;
         self.body_start = self.pos;
         self.body_end = self.pos;
         self.opened = true;
-        events.push(Raw::Open(field));
+        events.push(RawEvent::Open { field });
     }
 
     /// `_close_current`: parses the region's body, stores the value, emits `region_close`.
-    fn close_current(&mut self, events: &mut Vec<Raw>) -> Result<(), ParseError> {
+    fn close_current(&mut self, events: &mut Vec<RawEvent>) -> Result<(), ParseError> {
         let template = self.template;
         let Some(current) = self.current.filter(|_| self.opened) else {
             self.reset_to_implicit();
@@ -618,7 +601,10 @@ impl<'t> StreamParser<'t> {
         } else {
             self.output.insert(field.name.clone(), value.clone());
         }
-        events.push(Raw::Close(current, value));
+        events.push(RawEvent::Close {
+            field: current,
+            value,
+        });
         self.reset_to_implicit();
         Ok(())
     }
@@ -632,31 +618,13 @@ impl<'t> StreamParser<'t> {
     }
 }
 
-fn event_of<'a>(buffer: &'a str, template: &'a ResponseTemplate, raw: &Raw) -> Event<'a> {
-    match raw {
-        Raw::Open(f) => Event::RegionOpen {
-            field: name_of(template, *f),
-        },
-        Raw::Chunk(f, a, b) => Event::RegionChunk {
-            field: name_of(template, *f),
-            text: Cow::Borrowed(buffer.get(*a..*b).unwrap_or("")),
-            dirty: dirty(template, *f),
-        },
-        Raw::Close(f, value) => Event::RegionClose {
-            field: name_of(template, *f),
-            value: value.clone(),
-        },
+impl FieldNames for ResponseTemplate {
+    fn name(&self, field: usize) -> &str {
+        name_of(self, field)
     }
-}
 
-/// [`event_of`], moving the value out of the raw event.
-fn event_into<'a>(buffer: &'a str, template: &'a ResponseTemplate, raw: Raw) -> Event<'a> {
-    match raw {
-        Raw::Close(f, value) => Event::RegionClose {
-            field: name_of(template, f),
-            value,
-        },
-        other => event_of(buffer, template, &other),
+    fn dirty(&self, field: usize) -> bool {
+        dirty(self, field)
     }
 }
 

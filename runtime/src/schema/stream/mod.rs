@@ -45,15 +45,15 @@
 
 mod region;
 
-use std::borrow::Cow;
 use std::fmt;
 
 use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
-use crate::error::{ParseError, ParseErrorKind};
+use crate::error::ParseError;
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::fast::{ByteSet, Scan as ByteScan};
+use crate::stream::raw::{FieldNames, Pending, RawEvent};
 use crate::stream::Event;
 use crate::support::{self, Content};
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
@@ -173,7 +173,7 @@ impl XRegexPlan {
     pub(crate) fn try_new(schema: Schema) -> Result<Self, Box<Refused>> {
         match analyse(schema.root()) {
             Ok(fields) => Ok(XRegexPlan { schema, fields }),
-            Err((pointer, reason)) => {
+            Err(Refusal { pointer, reason }) => {
                 let why = Box::new(NotStreamable {
                     source_name: schema.source_name().to_owned(),
                     pointer,
@@ -188,7 +188,7 @@ impl XRegexPlan {
     pub fn check(schema: &Schema) -> Result<(), Box<NotStreamable>> {
         analyse(schema.root())
             .map(|_| ())
-            .map_err(|(pointer, reason)| {
+            .map_err(|Refusal { pointer, reason }| {
                 Box::new(NotStreamable {
                     source_name: schema.source_name().to_owned(),
                     pointer,
@@ -213,18 +213,28 @@ impl XRegexPlan {
     }
 }
 
-type Refusal = (String, String);
+/// Where and why a schema cannot stream, as found by [`analyse`].
+struct Refusal {
+    pointer: String,
+    reason: String,
+}
+
+impl Refusal {
+    fn new(pointer: String, reason: String) -> Self {
+        Refusal { pointer, reason }
+    }
+}
 
 fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
     let at = |p: &str, key: &str| format!("{p}/{key}");
     if root.constant.is_some() {
-        return Err((
+        return Err(Refusal::new(
             at(&root.pointer, "const"),
             "the whole message is a constant".into(),
         ));
     }
     if !root.substitutions.is_empty() {
-        return Err((
+        return Err(Refusal::new(
             at(&root.pointer, "x-regex-substitutions"),
             "substitutions rewrite the whole output before any field is read, so a later chunk \
              can change an earlier field"
@@ -232,7 +242,7 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
         ));
     }
     if let Some(p) = root.regex.as_ref().or(root.iterator.as_ref()) {
-        return Err((
+        return Err(Refusal::new(
             p.pointer.clone(),
             "a regex on the root cuts the message out of the whole output as one match; its \
              fields depend on text that has not arrived"
@@ -240,13 +250,13 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
         ));
     }
     if let Some(p) = &root.key_value {
-        return Err((
+        return Err(Refusal::new(
             p.pointer.clone(),
             "key-value matches on the root are not regions".into(),
         ));
     }
     if root.parser.is_some() {
-        return Err((
+        return Err(Refusal::new(
             at(&root.pointer, "x-parser"),
             "a parser on the root needs the whole output".into(),
         ));
@@ -256,7 +266,7 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
         .as_ref()
         .filter(|_| root.node_type.accepts_dict())
     else {
-        return Err((
+        return Err(Refusal::new(
             root.pointer.clone(),
             "the root is not an object with properties".into(),
         ));
@@ -267,27 +277,29 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
         let kind = if node.constant.is_some() {
             FieldKind::Const
         } else if !node.substitutions.is_empty() {
-            return Err((
+            return Err(Refusal::new(
                 at(&node.pointer, "x-regex-substitutions"),
                 "substitutions rewrite the whole output for this field".into(),
             ));
         } else if let Some(kv) = &node.key_value {
-            return Err((
+            return Err(Refusal::new(
                 kv.pointer.clone(),
                 "x-regex-key-value matches are not literal-delimited regions".into(),
             ));
         } else if let (Some(regex), None) = (&node.regex, &node.iterator) {
-            let shape = region_shape(&regex.regex)
-                .map_err(|why| (regex.pointer.clone(), region_reason(&regex.regex, &why)))?;
+            let shape = region_shape(&regex.regex).map_err(|why| {
+                Refusal::new(regex.pointer.clone(), region_reason(&regex.regex, &why))
+            })?;
             FieldKind::Search(Region::new(shape))
         } else if let (None, Some(iter)) = (&node.regex, &node.iterator) {
-            let shape = region_shape(&iter.regex)
-                .map_err(|why| (iter.pointer.clone(), region_reason(&iter.regex, &why)))?;
+            let shape = region_shape(&iter.regex).map_err(|why| {
+                Refusal::new(iter.pointer.clone(), region_reason(&iter.regex, &why))
+            })?;
             if node.node_type != NodeType::Array
                 || node.parser.is_some()
                 || !matches!(node.items, Items::Each(_))
             {
-                return Err((
+                return Err(Refusal::new(
                     node.pointer.clone(),
                     "an iterator field streams only as an array with one `items` schema and no \
                      parser"
@@ -296,14 +308,14 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
             }
             FieldKind::Iterate(Region::new(shape))
         } else if node.regex.is_some() {
-            return Err((
+            return Err(Refusal::new(
                 node.pointer.clone(),
                 "x-regex followed by x-regex-iterator reads the iterator over one match's group, \
                  not over the output"
                     .into(),
             ));
         } else {
-            return Err((
+            return Err(Refusal::new(
                 node.pointer.clone(),
                 "the field has no x-regex, so it is the whole output, known only at the end".into(),
             ));
@@ -355,13 +367,6 @@ enum Scan {
     Done,
 }
 
-#[derive(Debug)]
-enum Raw {
-    Open(usize),
-    Chunk(usize, usize, usize),
-    Close(usize, Value),
-}
-
 /// Outcome of a decision that may need more text.
 enum Decision<T> {
     Yes(T),
@@ -377,8 +382,8 @@ pub struct XRegexStreamParser<'p> {
     scans: Vec<Scan>,
     /// Closed values: for a search field, its value; for an iterator, its items.
     values: Vec<Vec<Value>>,
-    scratch: Vec<Raw>,
-    failed: bool,
+    /// The raw events of the current feed, and whether a call failed.
+    pending: Pending,
 }
 
 impl<'p> XRegexStreamParser<'p> {
@@ -397,8 +402,7 @@ impl<'p> XRegexStreamParser<'p> {
                 })
                 .collect(),
             values: plan.fields.iter().map(|_| Vec::new()).collect(),
-            scratch: Vec::new(),
-            failed: false,
+            pending: Pending::default(),
         }
     }
 
@@ -408,13 +412,10 @@ impl<'p> XRegexStreamParser<'p> {
         self.advance(chunk, false)?;
         let (buffer, plan) = (&self.buffer, self.plan);
         Ok(self
-            .scratch
+            .pending
+            .events
             .drain(..)
-            .map(|r| {
-                event(plan, r, |a, b| {
-                    Cow::Borrowed(buffer.get(a..b).unwrap_or(""))
-                })
-            })
+            .map(|r| r.lend(buffer, plan))
             .collect())
     }
 
@@ -426,10 +427,8 @@ impl<'p> XRegexStreamParser<'p> {
     ) -> Result<(), ParseError> {
         self.advance(chunk, false)?;
         let (buffer, plan) = (&self.buffer, self.plan);
-        for r in self.scratch.drain(..) {
-            on_event(event(plan, r, |a, b| {
-                Cow::Borrowed(buffer.get(a..b).unwrap_or(""))
-            }));
+        for r in self.pending.events.drain(..) {
+            on_event(r.lend(buffer, plan));
         }
         Ok(())
     }
@@ -458,31 +457,23 @@ impl<'p> XRegexStreamParser<'p> {
         let required: Vec<&str> = root.required.iter().map(String::as_str).collect();
         support::check_required(&required, |k| out.contains_key(k), &root.pointer)?;
         let buffer = &self.buffer;
-        let events = std::mem::take(&mut self.scratch)
+        let events = std::mem::take(&mut self.pending.events)
             .into_iter()
-            .map(|r| {
-                event(plan, r, |a, b| {
-                    Cow::Owned(buffer.get(a..b).unwrap_or("").to_owned())
-                })
-            })
+            .map(|r| r.detach(buffer, plan))
             .collect();
         Ok((Value::Object(out), events))
     }
 
     fn advance(&mut self, chunk: &str, eof: bool) -> Result<(), ParseError> {
-        if self.failed {
-            return Err(ParseError::new("", ParseErrorKind::StreamPoisoned));
-        }
+        self.pending.check()?;
         self.buffer.push_str(chunk);
-        self.scratch.clear();
+        self.pending.events.clear();
         if !eof && self.route_quietly(chunk.len()) {
             return Ok(());
         }
         for i in 0..self.scans.len() {
             if let Err(e) = self.run(i, eof) {
-                self.failed = true;
-                self.scratch.clear();
-                return Err(e);
+                return Err(self.pending.fail(e));
             }
         }
         Ok(())
@@ -533,7 +524,11 @@ impl<'p> XRegexStreamParser<'p> {
                 Scan::Seek { from } => *from = len,
                 Scan::Body { emitted, scan, .. } => {
                     if len > *emitted {
-                        self.scratch.push(Raw::Chunk(i, *emitted, len));
+                        self.pending.events.push(RawEvent::Chunk {
+                            field: i,
+                            start: *emitted,
+                            end: len,
+                        });
                     }
                     *emitted = len;
                     *scan = len;
@@ -619,7 +614,11 @@ impl<'p> XRegexStreamParser<'p> {
                 } => match body_end(region, bytes, body, scan, eof) {
                     BodyEnd::Wait { safe } => {
                         if safe > emitted {
-                            self.scratch.push(Raw::Chunk(i, emitted, safe));
+                            self.pending.events.push(RawEvent::Chunk {
+                                field: i,
+                                start: emitted,
+                                end: safe,
+                            });
                         }
                         set(
                             &mut self.scans,
@@ -635,14 +634,20 @@ impl<'p> XRegexStreamParser<'p> {
                     }
                     BodyEnd::Close { end, match_end } => {
                         if end > emitted {
-                            self.scratch.push(Raw::Chunk(i, emitted, end));
+                            self.pending.events.push(RawEvent::Chunk {
+                                field: i,
+                                start: emitted,
+                                end: end,
+                            });
                         }
                         let text = self.buffer.get(cap..end).unwrap_or("");
                         let value = close_value(plan, field, text)?;
                         if let Some(values) = self.values.get_mut(i) {
                             values.push(value.clone());
                         }
-                        self.scratch.push(Raw::Close(i, value));
+                        self.pending
+                            .events
+                            .push(RawEvent::Close { field: i, value });
                         match field.kind {
                             FieldKind::Iterate(_) => Scan::Seek { from: match_end },
                             _ => Scan::Done,
@@ -651,7 +656,7 @@ impl<'p> XRegexStreamParser<'p> {
                 },
             };
             if let (Scan::Body { .. }, false) = (next, matches!(scan, Scan::Body { .. })) {
-                self.scratch.push(Raw::Open(i));
+                self.pending.events.push(RawEvent::Open { field: i });
             }
             set(&mut self.scans, i, next);
         }
@@ -884,27 +889,15 @@ fn close_value(plan: &XRegexPlan, field: &Field, text: &str) -> Result<Value, Pa
     }
 }
 
-fn event<'n>(
-    plan: &'n XRegexPlan,
-    raw: Raw,
-    text: impl FnOnce(usize, usize) -> Cow<'n, str>,
-) -> Event<'n> {
-    let field_of = |i: usize| plan.fields.get(i);
-    let name = |i: usize| {
-        field_of(i)
-            .and_then(|f| plan.property(f))
-            .map_or("", |(n, _)| n)
-    };
-    match raw {
-        Raw::Open(i) => Event::RegionOpen { field: name(i) },
-        Raw::Chunk(i, a, b) => Event::RegionChunk {
-            field: name(i),
-            text: text(a, b),
-            dirty: field_of(i).is_some_and(|f| f.dirty),
-        },
-        Raw::Close(i, value) => Event::RegionClose {
-            field: name(i),
-            value,
-        },
+impl FieldNames for XRegexPlan {
+    fn name(&self, field: usize) -> &str {
+        self.fields
+            .get(field)
+            .and_then(|f| self.property(f))
+            .map_or("", |(name, _)| name)
+    }
+
+    fn dirty(&self, field: usize) -> bool {
+        self.fields.get(field).is_some_and(|f| f.dirty)
     }
 }

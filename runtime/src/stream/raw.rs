@@ -1,0 +1,100 @@
+//! What both streaming parsers share below the [`MessageStream`](super::MessageStream) trait:
+//! events recorded before they can borrow ([`RawEvent`]), and the rule that a parser which
+//! failed stays failed ([`Pending`]).
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::Event;
+use crate::error::{ParseError, ParseErrorKind};
+
+/// An event recorded while the parser's buffer is still being written: the field by index and a
+/// chunk's text as a byte range of the buffer. Lent out as an [`Event`] once the feed is done.
+#[derive(Debug, Clone)]
+pub(crate) enum RawEvent {
+    Open {
+        field: usize,
+    },
+    Chunk {
+        field: usize,
+        start: usize,
+        end: usize,
+    },
+    Close {
+        field: usize,
+        value: Value,
+    },
+}
+
+/// What a parser knows of its fields, to name them in events.
+pub(crate) trait FieldNames {
+    /// The field's name in the message.
+    fn name(&self, field: usize) -> &str;
+    /// Whether its chunks are raw text of a structured value (see [`Event::RegionChunk`]).
+    fn dirty(&self, field: usize) -> bool;
+}
+
+impl RawEvent {
+    /// The event, its text borrowed from `buffer`.
+    pub(crate) fn lend<'a>(self, buffer: &'a str, fields: &'a impl FieldNames) -> Event<'a> {
+        self.into_event(fields, |start, end| {
+            Cow::Borrowed(buffer.get(start..end).unwrap_or(""))
+        })
+    }
+
+    /// The event with its text copied out of `buffer`, for events that outlive it.
+    pub(crate) fn detach<'a>(self, buffer: &str, fields: &'a impl FieldNames) -> Event<'a> {
+        self.into_event(fields, |start, end| {
+            Cow::Owned(buffer.get(start..end).unwrap_or("").to_owned())
+        })
+    }
+
+    fn into_event<'a>(
+        self,
+        fields: &'a impl FieldNames,
+        text: impl FnOnce(usize, usize) -> Cow<'a, str>,
+    ) -> Event<'a> {
+        match self {
+            RawEvent::Open { field } => Event::RegionOpen {
+                field: fields.name(field),
+            },
+            RawEvent::Chunk { field, start, end } => Event::RegionChunk {
+                field: fields.name(field),
+                text: text(start, end),
+                dirty: fields.dirty(field),
+            },
+            RawEvent::Close { field, value } => Event::RegionClose {
+                field: fields.name(field),
+                value,
+            },
+        }
+    }
+}
+
+/// The raw events of the current feed, and whether the parser has failed: after an error every
+/// call fails with [`ParseErrorKind::StreamPoisoned`] (a half-parsed buffer cannot be resumed
+/// exactly).
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    pub(crate) events: Vec<RawEvent>,
+    failed: bool,
+}
+
+impl Pending {
+    /// Fails if an earlier call failed.
+    pub(crate) fn check(&self) -> Result<(), ParseError> {
+        if self.failed {
+            Err(ParseError::new("", ParseErrorKind::StreamPoisoned))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Records a failure: the parser is spent, and no half-made events are handed out.
+    pub(crate) fn fail(&mut self, error: ParseError) -> ParseError {
+        self.failed = true;
+        self.events.clear();
+        error
+    }
+}
