@@ -26,31 +26,64 @@ pub fn compile_function(
     doc: &str,
     rt: &TokenStream,
 ) -> Option<TokenStream> {
-    let mut compiler = Compiler { next: 0 };
+    let mut compiler = Compiler::default();
     let input = Ident::new("v", Span::call_site());
     let body = compiler.node(expression.ast(), &input)?;
     let result = body.into_owned();
+    // Exactly the imports the body uses (the compiler records each as it writes it).
+    let Uses {
+        jp,
+        value,
+        map,
+        cow,
+        lazy,
+    } = compiler.uses;
+    let mut imports = TokenStream::new();
+    if jp {
+        imports.extend(quote!(use #rt::jmespath::compiled as jp;));
+    }
+    match (map, value) {
+        (true, _) => imports.extend(quote!(use #rt::serde_json::{Map, Value};)),
+        (false, true) => imports.extend(quote!(use #rt::serde_json::Value;)),
+        (false, false) => {}
+    }
+    if cow {
+        imports.extend(quote!(
+            use ::std::borrow::Cow;
+        ));
+    }
+    if lazy {
+        imports.extend(quote!(use #rt::once_cell::sync::Lazy;));
+    }
     Some(quote! {
         #[doc = #doc]
         fn #name(v: &#rt::serde_json::Value) -> ::core::result::Result<#rt::serde_json::Value, #rt::jmespath::JmesError> {
-            #[allow(unused_imports)]
-            use #rt::jmespath::compiled as jp;
-            #[allow(unused_imports)]
-            use #rt::serde_json::{Map, Value};
-            #[allow(unused_imports)]
-            use ::std::borrow::Cow;
+            #imports
             let value = #result;
             Ok(value)
         }
     })
 }
 
+/// The names a compiled function's body uses, recorded as it is written.
+#[derive(Debug, Default, Clone, Copy)]
+struct Uses {
+    /// `jp` (`chatparse_runtime::jmespath::compiled`).
+    jp: bool,
+    /// `Value`.
+    value: bool,
+    /// `Map`.
+    map: bool,
+    /// `Cow`.
+    cow: bool,
+    /// `once_cell::sync::Lazy` (literals built once).
+    lazy: bool,
+}
+
 /// Whether [`compile_function`] compiles `expression`.
 pub fn compiles(expression: &Expression) -> bool {
     let input = Ident::new("v", Span::call_site());
-    Compiler { next: 0 }
-        .node(expression.ast(), &input)
-        .is_some()
+    Compiler::default().node(expression.ast(), &input).is_some()
 }
 
 /// Rust for one node.
@@ -100,8 +133,10 @@ impl Code {
     }
 }
 
+#[derive(Default)]
 struct Compiler {
     next: usize,
+    uses: Uses,
 }
 
 impl Compiler {
@@ -112,6 +147,7 @@ impl Compiler {
 
     /// `node` evaluated on the current value `v` (a `&Value` binding).
     fn node(&mut self, node: &Ast, v: &Ident) -> Option<Code> {
+        self.record_uses(node);
         Some(match node {
             Ast::Current => Code::borrowed(quote!(#v)),
             Ast::Field(name) => Code::borrowed(quote!(jp::field(#v, #name))),
@@ -130,7 +166,7 @@ impl Compiler {
                 let (start, stop, step) = (opt(s.start), opt(s.stop), opt(s.step));
                 Code::owned(quote!(jp::slice(#v, #start, #stop, #step)?))
             }
-            Ast::Literal(value) => literal(value)?,
+            Ast::Literal(value) => literal(value, &mut self.uses)?,
             Ast::Subexpression(children) | Ast::IndexExpression(children) => {
                 self.chain(children.iter(), v)?
             }
@@ -233,6 +269,41 @@ impl Compiler {
             }
             Ast::ExpRef(_) => return None,
         })
+    }
+
+    /// Record the names the code for `node` itself writes (not its children's).
+    fn record_uses(&mut self, node: &Ast) {
+        let uses = &mut self.uses;
+        match node {
+            Ast::Field(_)
+            | Ast::Index(_)
+            | Ast::Slice(_)
+            | Ast::Flatten(_)
+            | Ast::Not(_)
+            | Ast::Comparison { .. }
+            | Ast::Or(..)
+            | Ast::And(..) => uses.jp = true,
+            Ast::FunctionCall { name, .. } => {
+                uses.jp = true;
+                uses.cow |= name == "merge";
+            }
+            Ast::MultiSelectList(_) => uses.value = true,
+            Ast::MultiSelectHash(_) => {
+                uses.value = true;
+                uses.map = true;
+            }
+            Ast::Projection { .. } | Ast::ValueProjection { .. } => uses.value = true,
+            Ast::FilterProjection { .. } => {
+                uses.value = true;
+                uses.jp = true;
+            }
+            Ast::Current
+            | Ast::Literal(_)
+            | Ast::Subexpression(_)
+            | Ast::IndexExpression(_)
+            | Ast::Pipe(..)
+            | Ast::ExpRef(_) => {}
+        }
     }
 
     /// Each node evaluated on the previous one's result (`a.b`, `a[0]`, `a | b`).
@@ -359,13 +430,16 @@ impl Compiler {
                     }
                 })
             }
-            Ast::Flatten(child) => match self.ref_list(child, v) {
-                Some(list) => Some(quote!((#list).map(jp::flatten_list))),
-                None => {
-                    let child = self.node(child, v)?.as_ref();
-                    Some(quote!(jp::flatten_refs(#child)))
+            Ast::Flatten(child) => {
+                self.uses.jp = true;
+                match self.ref_list(child, v) {
+                    Some(list) => Some(quote!((#list).map(jp::flatten_list))),
+                    None => {
+                        let child = self.node(child, v)?.as_ref();
+                        Some(quote!(jp::flatten_refs(#child)))
+                    }
                 }
-            },
+            }
             _ => None,
         }
     }
@@ -415,7 +489,8 @@ impl Compiler {
 /// once in a `static`.
 /// `None` if its JSON text would not read back as the same value (e.g. nesting beyond
 /// `serde_json`'s recursion limit).
-fn literal(value: &Value) -> Option<Code> {
+fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
+    uses.value = true;
     match value {
         Value::Null => {
             return Some(Code::borrowed(quote!({
@@ -436,8 +511,10 @@ fn literal(value: &Value) -> Option<Code> {
     if !same(&back, value) {
         return None;
     }
+    uses.jp = true;
+    uses.lazy = true;
     Some(Code::borrowed(quote! {{
-        static LITERAL: ::std::sync::LazyLock<Value> = ::std::sync::LazyLock::new(|| jp::literal(#text));
+        static LITERAL: Lazy<Value> = Lazy::new(|| jp::literal(#text));
         &*LITERAL
     }}))
 }
@@ -523,5 +600,6 @@ mod tests {
         assert!(f.contains("fn transform_x"), "{f}");
         assert!(f.contains("doc = \" doc\""), "{f}");
         assert!(!f.contains("unwrap") && !f.contains("expect"), "{f}");
+        assert!(!f.contains("allow"), "imports are exactly those used: {f}");
     }
 }

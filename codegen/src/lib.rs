@@ -14,6 +14,7 @@
 mod generator;
 pub mod jmespath;
 mod names;
+mod plan;
 mod template;
 mod types;
 
@@ -52,7 +53,8 @@ pub struct Options {
 /// assert!(tokens.contains("pub struct Response"));
 /// ```
 pub fn generate(schema: &Schema, schema_text: &str, options: &Options) -> TokenStream {
-    generator::Generator::new(options).module(schema, schema_text)
+    let plan = plan::ModulePlan::new(schema, false, &options.runtime);
+    generator::module(&plan, options, schema_text, TokenStream::new())
 }
 
 /// [`generate`], plus streaming for an x-regex schema that can stream (check it with
@@ -104,7 +106,8 @@ pub fn generate_streaming(schema: &Schema, schema_text: &str, options: &Options)
             #rt::stream::XRegexStreamParser::new(&STREAM_PLAN)
         }
     };
-    generator::Generator::new(options).module_with(schema, schema_text, extra)
+    let plan = plan::ModulePlan::new(schema, true, &options.runtime);
+    generator::module(&plan, options, schema_text, extra)
 }
 
 /// Generate the streaming module for a validated `response_template` whose JSON text is
