@@ -65,6 +65,62 @@ pub fn compile_function(
     })
 }
 
+/// Test and bench support: the `__compiled_jmespath_table!` macro's expansion. Reads the JSON
+/// file `relative` (under `manifest_dir`), collects every string under an `"expression"` key
+/// anywhere in it, and returns a block evaluating to a `&'static [(&str, CompiledFn)]` with one
+/// entry per distinct expression [`compile_function`] compiles (the rest are left out).
+#[doc(hidden)]
+pub fn compiled_table(
+    relative: &str,
+    manifest_dir: &std::path::Path,
+    rt: &TokenStream,
+) -> Result<TokenStream, String> {
+    fn collect(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match v {
+                        Value::String(s) if k == "expression" => {
+                            if !out.contains(s) {
+                                out.push(s.clone());
+                            }
+                        }
+                        _ => collect(v, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let path = manifest_dir.join(relative);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{relative}: {e}"))?;
+    let data: Value = serde_json::from_str(&text).map_err(|e| format!("{relative}: {e}"))?;
+    let mut expressions = Vec::new();
+    collect(&data, &mut expressions);
+    let mut items = Vec::new();
+    let mut entries = Vec::new();
+    for source in &expressions {
+        let Ok(expression) = Expression::compile(source) else {
+            continue;
+        };
+        let name = Ident::new(&format!("compiled_{}", items.len()), Span::call_site());
+        let doc = format!(" `{source}`");
+        if let Some(f) = compile_function(&expression, &name, &doc, rt) {
+            items.push(f);
+            entries.push(quote!((#source, #name as #rt::jmespath::compiled::CompiledFn)));
+        }
+    }
+    let path_text = path.display().to_string();
+    Ok(quote! {{
+        const _: &str = ::core::include_str!(#path_text);
+        #(#items)*
+        static TABLE: &[(&str, #rt::jmespath::compiled::CompiledFn)] = &[#(#entries),*];
+        TABLE
+    }})
+}
+
 /// The names a compiled function's body uses, recorded as it is written.
 #[derive(Debug, Default, Clone, Copy)]
 struct Uses {
