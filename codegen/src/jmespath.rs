@@ -13,7 +13,7 @@
 //! `None` and the caller keeps the interpreter.
 
 use chatparse_runtime::jmespath::{Ast, Expression};
-use proc_macro2::{Delimiter, Ident, Literal, Span, TokenStream, TokenTree};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
@@ -148,6 +148,8 @@ struct Code {
     /// `true`: an expression of type `&Value` borrowing from the current value (or `'static`);
     /// `false`: an owned `Value`.
     borrowed: bool,
+    /// The tokens are a block (`{ … }`): a method call on it needs parentheses.
+    block: bool,
 }
 
 impl Code {
@@ -155,6 +157,7 @@ impl Code {
         Code {
             tokens,
             borrowed: true,
+            block: false,
         }
     }
 
@@ -162,6 +165,15 @@ impl Code {
         Code {
             tokens,
             borrowed: false,
+            block: false,
+        }
+    }
+
+    /// This code, marked as a block.
+    fn block(self) -> Code {
+        Code {
+            block: true,
+            ..self
         }
     }
 
@@ -172,9 +184,10 @@ impl Code {
             return t;
         }
         // A block would end the statement it starts: `{ … }.clone()` needs parentheses.
-        match t.clone().into_iter().next() {
-            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => quote!((#t).clone()),
-            _ => quote!(#t.clone()),
+        if self.block {
+            quote!((#t).clone())
+        } else {
+            quote!(#t.clone())
         }
     }
 
@@ -384,6 +397,7 @@ impl Compiler {
                 return Some(Code {
                     tokens: quote!({ #(#stmts)* #t }),
                     borrowed: result.borrowed,
+                    block: true,
                 });
             }
             let next = self.fresh("v");
@@ -518,10 +532,13 @@ impl Compiler {
             } else {
                 (quote!(#lv), rt)
             };
-            return Some(Code::borrowed(quote! {{
-                let #lv = #lt;
-                if #test { #then } else { #otherwise }
-            }}));
+            return Some(
+                Code::borrowed(quote! {{
+                    let #lv = #lt;
+                    if #test { #then } else { #otherwise }
+                }})
+                .block(),
+            );
         }
         let l_owned = if l_borrowed {
             quote!(#lv.clone())
@@ -534,10 +551,13 @@ impl Compiler {
         } else {
             (l_owned, r_owned)
         };
-        Some(Code::owned(quote! {{
-            let #lv = #lt;
-            if #test { #then } else { #otherwise }
-        }}))
+        Some(
+            Code::owned(quote! {{
+                let #lv = #lt;
+                if #test { #then } else { #otherwise }
+            }})
+            .block(),
+        )
     }
 }
 
@@ -549,15 +569,18 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
     uses.value = true;
     match value {
         Value::Null => {
-            return Some(Code::borrowed(quote!({
-                static NULL: Value = Value::Null;
-                &NULL
-            })))
+            return Some(
+                Code::borrowed(quote!({
+                    static NULL: Value = Value::Null;
+                    &NULL
+                }))
+                .block(),
+            )
         }
         Value::Bool(b) => {
-            return Some(Code::borrowed(
-                quote!({ static BOOL: Value = Value::Bool(#b); &BOOL }),
-            ))
+            return Some(
+                Code::borrowed(quote!({ static BOOL: Value = Value::Bool(#b); &BOOL })).block(),
+            )
         }
         Value::String(s) => return Some(Code::owned(quote!(Value::String(String::from(#s))))),
         _ => {}
@@ -569,10 +592,13 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
     }
     uses.jp = true;
     uses.lazy = true;
-    Some(Code::borrowed(quote! {{
-        static LITERAL: Lazy<Value> = Lazy::new(|| jp::literal(#text));
-        &*LITERAL
-    }}))
+    Some(
+        Code::borrowed(quote! {{
+            static LITERAL: Lazy<Value> = Lazy::new(|| jp::literal(#text));
+            &*LITERAL
+        }})
+        .block(),
+    )
 }
 
 /// Equal values with equal key order and number text.
