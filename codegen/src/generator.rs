@@ -6,7 +6,7 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-use crate::names::{ident, snake};
+use crate::names::ident;
 use crate::plan::{
     Absent, ArrayPlan, Body, ExtrasPlan, FieldPlan, FieldShape, ModulePlan, NodePlan, ObjectArms,
     ObjectPlan, ParsePlan, PropertyPlan, Stages, Static, TypedDefault, Uses, ValuePlan,
@@ -186,15 +186,7 @@ impl Emitter<'_> {
                 name,
                 value,
                 pointer,
-            } => {
-                let name = id(name);
-                let text = lit(&value.to_string());
-                let d = doc(format!(" `{pointer}`"));
-                quote! {
-                    #d
-                    static #name: Lazy<Value> = Lazy::new(|| support::json_constant(#text));
-                }
-            }
+            } => constant_static(name, value, pointer),
             Static::CompiledTransform { function, .. } => function.clone(),
             Static::InterpretedTransform { name, transform } => {
                 let name = id(name);
@@ -397,22 +389,17 @@ impl Emitter<'_> {
             let field = match property {
                 PropertyPlan::Constant {
                     key,
-                    constant,
+                    name,
+                    associated,
+                    value,
+                    pointer,
                     dict_only,
                 } => {
-                    items.push(self.static_item(constant));
-                    let Static::Constant {
-                        name,
-                        value,
-                        pointer,
-                    } = constant
-                    else {
-                        unreachable!("a constant property holds a constant static")
-                    };
+                    items.push(constant_static(name, value, pointer));
                     let stat = id(name);
                     let key = lit(key);
                     property_keys.push(key.clone());
-                    consts.push(associated_const(&snake_key(property), value, pointer));
+                    consts.push(associated_const(associated, value, pointer));
                     if *dict_only {
                         present.push(quote!(#key => dict_input,));
                         serialize.push(quote! {
@@ -720,14 +707,6 @@ impl Emitter<'_> {
     }
 }
 
-/// The Rust name of a property (for its associated constant).
-fn snake_key(property: &PropertyPlan<'_>) -> String {
-    match property {
-        PropertyPlan::Constant { key, .. } => snake(key),
-        PropertyPlan::Field(f) => f.field.clone(),
-    }
-}
-
 /// Substitutions, then `x-regex`, `x-regex-iterator`, `x-regex-key-value`.
 fn stages_code(stages: &Stages<'_>, pointer: &Literal) -> TokenStream {
     let mut subs = TokenStream::new();
@@ -790,6 +769,17 @@ fn stages_code(stages: &Stages<'_>, pointer: &Literal) -> TokenStream {
     }
 }
 
+/// `static NAME: Lazy<Value>` holding a `const`.
+fn constant_static(name: &str, value: &Value, pointer: &str) -> TokenStream {
+    let name = id(name);
+    let text = lit(&value.to_string());
+    let d = doc(format!(" `{pointer}`"));
+    quote! {
+        #d
+        static #name: Lazy<Value> = Lazy::new(|| support::json_constant(#text));
+    }
+}
+
 fn display_pointer(pointer: &str) -> &str {
     if pointer.is_empty() {
         "/"
@@ -807,9 +797,8 @@ fn field_note(shape: FieldShape) -> &'static str {
     }
 }
 
-/// `const` properties are not stored: they become associated constants.
-fn associated_const(name: &str, value: &Value, pointer: &str) -> TokenStream {
-    let name_upper = name.to_uppercase();
+/// `const` properties are not stored: they become associated constants (`name` in upper case).
+fn associated_const(name_upper: &str, value: &Value, pointer: &str) -> TokenStream {
     let name = format_ident!("{}", name_upper);
     let d = doc(format!(" `{pointer}`: the constant every message has."));
     match value {

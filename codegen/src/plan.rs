@@ -242,8 +242,14 @@ pub enum PropertyPlan<'s> {
     /// A `const` property: an associated constant and a static, not stored.
     Constant {
         key: &'s str,
-        /// The `Lazy<Value>` static.
-        constant: Static<'s>,
+        /// The `Lazy<Value>` static holding it (`ROLE_CONST`).
+        name: String,
+        /// The associated constant's name (`ROLE`; `ROLE_JSON` for JSON text).
+        associated: String,
+        /// The constant.
+        value: &'s Value,
+        /// The property's pointer.
+        pointer: &'s str,
         /// `const: null`: output only for dict input (null results are dropped for text input).
         dict_only: bool,
     },
@@ -379,7 +385,7 @@ impl NodePlan<'_> {
                 uses.object_input |= object.arms == ObjectArms::Both;
                 for p in &object.properties {
                     match p {
-                        PropertyPlan::Constant { constant, .. } => constant.collect_uses(uses),
+                        PropertyPlan::Constant { .. } => uses.lazy = true,
                         PropertyPlan::Field(f) => {
                             uses.slot = true;
                             uses.cow |= matches!(f.absent, Absent::Typed(TypedDefault::Cow(_)));
@@ -708,11 +714,10 @@ impl Planner {
                 dict_flag |= constant.is_null();
                 properties.push(PropertyPlan::Constant {
                     key: &prop.name,
-                    constant: Static::Constant {
-                        name,
-                        value: constant,
-                        pointer: &prop.node.pointer,
-                    },
+                    name,
+                    associated: upper(&snake(&prop.name)),
+                    value: constant,
+                    pointer: &prop.node.pointer,
                     dict_only: constant.is_null(),
                 });
                 continue;
