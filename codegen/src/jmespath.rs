@@ -13,7 +13,7 @@
 //! `None` and the caller keeps the interpreter.
 
 use chatparse_runtime::jmespath::{Ast, Expression};
-use proc_macro2::{Delimiter, Ident, Literal, Span, TokenStream, TokenTree};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
@@ -26,31 +26,120 @@ pub fn compile_function(
     doc: &str,
     rt: &TokenStream,
 ) -> Option<TokenStream> {
-    let mut compiler = Compiler { next: 0 };
+    let mut compiler = Compiler::default();
     let input = Ident::new("v", Span::call_site());
     let body = compiler.node(expression.ast(), &input)?;
     let result = body.into_owned();
+    // Exactly the imports the body uses (the compiler records each as it writes it).
+    let Uses {
+        jp,
+        value,
+        map,
+        cow,
+        lazy,
+    } = compiler.uses;
+    let mut imports = TokenStream::new();
+    if jp {
+        imports.extend(quote!(use #rt::jmespath::compiled as jp;));
+    }
+    match (map, value) {
+        (true, _) => imports.extend(quote!(use #rt::serde_json::{Map, Value};)),
+        (false, true) => imports.extend(quote!(use #rt::serde_json::Value;)),
+        (false, false) => {}
+    }
+    if cow {
+        imports.extend(quote!(
+            use ::std::borrow::Cow;
+        ));
+    }
+    if lazy {
+        imports.extend(quote!(use #rt::once_cell::sync::Lazy;));
+    }
     Some(quote! {
         #[doc = #doc]
         fn #name(v: &#rt::serde_json::Value) -> ::core::result::Result<#rt::serde_json::Value, #rt::jmespath::JmesError> {
-            #[allow(unused_imports)]
-            use #rt::jmespath::compiled as jp;
-            #[allow(unused_imports)]
-            use #rt::serde_json::{Map, Value};
-            #[allow(unused_imports)]
-            use ::std::borrow::Cow;
+            #imports
             let value = #result;
             Ok(value)
         }
     })
 }
 
+/// Test and bench support: the `__compiled_jmespath_table!` macro's expansion. Reads the JSON
+/// file `relative` (under `manifest_dir`), collects every string under an `"expression"` key
+/// anywhere in it, and returns a block evaluating to a `&'static [(&str, CompiledFn)]` with one
+/// entry per distinct expression [`compile_function`] compiles (the rest are left out).
+#[doc(hidden)]
+pub fn compiled_table(
+    relative: &str,
+    manifest_dir: &std::path::Path,
+    rt: &TokenStream,
+) -> Result<TokenStream, String> {
+    fn collect(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|v| collect(v, out)),
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match v {
+                        Value::String(s) if k == "expression" => {
+                            if !out.contains(s) {
+                                out.push(s.clone());
+                            }
+                        }
+                        _ => collect(v, out),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let path = manifest_dir.join(relative);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{relative}: {e}"))?;
+    let data: Value = serde_json::from_str(&text).map_err(|e| format!("{relative}: {e}"))?;
+    let mut expressions = Vec::new();
+    collect(&data, &mut expressions);
+    let mut items = Vec::new();
+    let mut entries = Vec::new();
+    for source in &expressions {
+        let Ok(expression) = Expression::compile(source) else {
+            continue;
+        };
+        let name = Ident::new(&format!("compiled_{}", items.len()), Span::call_site());
+        let doc = format!(" `{source}`");
+        if let Some(f) = compile_function(&expression, &name, &doc, rt) {
+            items.push(f);
+            entries.push(quote!((#source, #name as #rt::jmespath::compiled::CompiledFn)));
+        }
+    }
+    let path_text = path.display().to_string();
+    Ok(quote! {{
+        const _: &str = ::core::include_str!(#path_text);
+        #(#items)*
+        static TABLE: &[(&str, #rt::jmespath::compiled::CompiledFn)] = &[#(#entries),*];
+        TABLE
+    }})
+}
+
+/// The names a compiled function's body uses, recorded as it is written.
+#[derive(Debug, Default, Clone, Copy)]
+struct Uses {
+    /// `jp` (`chatparse_runtime::jmespath::compiled`).
+    jp: bool,
+    /// `Value`.
+    value: bool,
+    /// `Map`.
+    map: bool,
+    /// `Cow`.
+    cow: bool,
+    /// `once_cell::sync::Lazy` (literals built once).
+    lazy: bool,
+}
+
 /// Whether [`compile_function`] compiles `expression`.
 pub fn compiles(expression: &Expression) -> bool {
     let input = Ident::new("v", Span::call_site());
-    Compiler { next: 0 }
-        .node(expression.ast(), &input)
-        .is_some()
+    Compiler::default().node(expression.ast(), &input).is_some()
 }
 
 /// Rust for one node.
@@ -59,6 +148,8 @@ struct Code {
     /// `true`: an expression of type `&Value` borrowing from the current value (or `'static`);
     /// `false`: an owned `Value`.
     borrowed: bool,
+    /// The tokens are a block (`{ … }`): a method call on it needs parentheses.
+    block: bool,
 }
 
 impl Code {
@@ -66,6 +157,7 @@ impl Code {
         Code {
             tokens,
             borrowed: true,
+            block: false,
         }
     }
 
@@ -73,6 +165,15 @@ impl Code {
         Code {
             tokens,
             borrowed: false,
+            block: false,
+        }
+    }
+
+    /// This code, marked as a block.
+    fn block(self) -> Code {
+        Code {
+            block: true,
+            ..self
         }
     }
 
@@ -83,9 +184,10 @@ impl Code {
             return t;
         }
         // A block would end the statement it starts: `{ … }.clone()` needs parentheses.
-        match t.clone().into_iter().next() {
-            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => quote!((#t).clone()),
-            _ => quote!(#t.clone()),
+        if self.block {
+            quote!((#t).clone())
+        } else {
+            quote!(#t.clone())
         }
     }
 
@@ -100,8 +202,10 @@ impl Code {
     }
 }
 
+#[derive(Default)]
 struct Compiler {
     next: usize,
+    uses: Uses,
 }
 
 impl Compiler {
@@ -112,6 +216,7 @@ impl Compiler {
 
     /// `node` evaluated on the current value `v` (a `&Value` binding).
     fn node(&mut self, node: &Ast, v: &Ident) -> Option<Code> {
+        self.record_uses(node);
         Some(match node {
             Ast::Current => Code::borrowed(quote!(#v)),
             Ast::Field(name) => Code::borrowed(quote!(jp::field(#v, #name))),
@@ -130,7 +235,7 @@ impl Compiler {
                 let (start, stop, step) = (opt(s.start), opt(s.stop), opt(s.step));
                 Code::owned(quote!(jp::slice(#v, #start, #stop, #step)?))
             }
-            Ast::Literal(value) => literal(value)?,
+            Ast::Literal(value) => literal(value, &mut self.uses)?,
             Ast::Subexpression(children) | Ast::IndexExpression(children) => {
                 self.chain(children.iter(), v)?
             }
@@ -235,6 +340,41 @@ impl Compiler {
         })
     }
 
+    /// Record the names the code for `node` itself writes (not its children's).
+    fn record_uses(&mut self, node: &Ast) {
+        let uses = &mut self.uses;
+        match node {
+            Ast::Field(_)
+            | Ast::Index(_)
+            | Ast::Slice(_)
+            | Ast::Flatten(_)
+            | Ast::Not(_)
+            | Ast::Comparison { .. }
+            | Ast::Or(..)
+            | Ast::And(..) => uses.jp = true,
+            Ast::FunctionCall { name, .. } => {
+                uses.jp = true;
+                uses.cow |= name == "merge";
+            }
+            Ast::MultiSelectList(_) => uses.value = true,
+            Ast::MultiSelectHash(_) => {
+                uses.value = true;
+                uses.map = true;
+            }
+            Ast::Projection { .. } | Ast::ValueProjection { .. } => uses.value = true,
+            Ast::FilterProjection { .. } => {
+                uses.value = true;
+                uses.jp = true;
+            }
+            Ast::Current
+            | Ast::Literal(_)
+            | Ast::Subexpression(_)
+            | Ast::IndexExpression(_)
+            | Ast::Pipe(..)
+            | Ast::ExpRef(_) => {}
+        }
+    }
+
     /// Each node evaluated on the previous one's result (`a.b`, `a[0]`, `a | b`).
     fn chain<'n>(&mut self, children: impl Iterator<Item = &'n Ast>, v: &Ident) -> Option<Code> {
         let children: Vec<&Ast> = children.collect();
@@ -257,6 +397,7 @@ impl Compiler {
                 return Some(Code {
                     tokens: quote!({ #(#stmts)* #t }),
                     borrowed: result.borrowed,
+                    block: true,
                 });
             }
             let next = self.fresh("v");
@@ -359,13 +500,16 @@ impl Compiler {
                     }
                 })
             }
-            Ast::Flatten(child) => match self.ref_list(child, v) {
-                Some(list) => Some(quote!((#list).map(jp::flatten_list))),
-                None => {
-                    let child = self.node(child, v)?.as_ref();
-                    Some(quote!(jp::flatten_refs(#child)))
+            Ast::Flatten(child) => {
+                self.uses.jp = true;
+                match self.ref_list(child, v) {
+                    Some(list) => Some(quote!((#list).map(jp::flatten_list))),
+                    None => {
+                        let child = self.node(child, v)?.as_ref();
+                        Some(quote!(jp::flatten_refs(#child)))
+                    }
                 }
-            },
+            }
             _ => None,
         }
     }
@@ -388,10 +532,13 @@ impl Compiler {
             } else {
                 (quote!(#lv), rt)
             };
-            return Some(Code::borrowed(quote! {{
-                let #lv = #lt;
-                if #test { #then } else { #otherwise }
-            }}));
+            return Some(
+                Code::borrowed(quote! {{
+                    let #lv = #lt;
+                    if #test { #then } else { #otherwise }
+                }})
+                .block(),
+            );
         }
         let l_owned = if l_borrowed {
             quote!(#lv.clone())
@@ -404,10 +551,13 @@ impl Compiler {
         } else {
             (l_owned, r_owned)
         };
-        Some(Code::owned(quote! {{
-            let #lv = #lt;
-            if #test { #then } else { #otherwise }
-        }}))
+        Some(
+            Code::owned(quote! {{
+                let #lv = #lt;
+                if #test { #then } else { #otherwise }
+            }})
+            .block(),
+        )
     }
 }
 
@@ -415,18 +565,22 @@ impl Compiler {
 /// once in a `static`.
 /// `None` if its JSON text would not read back as the same value (e.g. nesting beyond
 /// `serde_json`'s recursion limit).
-fn literal(value: &Value) -> Option<Code> {
+fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
+    uses.value = true;
     match value {
         Value::Null => {
-            return Some(Code::borrowed(quote!({
-                static NULL: Value = Value::Null;
-                &NULL
-            })))
+            return Some(
+                Code::borrowed(quote!({
+                    static NULL: Value = Value::Null;
+                    &NULL
+                }))
+                .block(),
+            )
         }
         Value::Bool(b) => {
-            return Some(Code::borrowed(
-                quote!({ static BOOL: Value = Value::Bool(#b); &BOOL }),
-            ))
+            return Some(
+                Code::borrowed(quote!({ static BOOL: Value = Value::Bool(#b); &BOOL })).block(),
+            )
         }
         Value::String(s) => return Some(Code::owned(quote!(Value::String(String::from(#s))))),
         _ => {}
@@ -436,10 +590,15 @@ fn literal(value: &Value) -> Option<Code> {
     if !same(&back, value) {
         return None;
     }
-    Some(Code::borrowed(quote! {{
-        static LITERAL: ::std::sync::LazyLock<Value> = ::std::sync::LazyLock::new(|| jp::literal(#text));
-        &*LITERAL
-    }}))
+    uses.jp = true;
+    uses.lazy = true;
+    Some(
+        Code::borrowed(quote! {{
+            static LITERAL: Lazy<Value> = Lazy::new(|| jp::literal(#text));
+            &*LITERAL
+        }})
+        .block(),
+    )
 }
 
 /// Equal values with equal key order and number text.
@@ -523,5 +682,6 @@ mod tests {
         assert!(f.contains("fn transform_x"), "{f}");
         assert!(f.contains("doc = \" doc\""), "{f}");
         assert!(!f.contains("unwrap") && !f.contains("expect"), "{f}");
+        assert!(!f.contains("allow"), "imports are exactly those used: {f}");
     }
 }

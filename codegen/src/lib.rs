@@ -2,8 +2,14 @@
 //! `chatparse-runtime`) to the Rust items of a typed, allocation-light parser; and, for a
 //! streaming `response_template`, a module over the runtime's stream parser ([`generate_template`]).
 //!
-//! Generation is a plain function from IR to [`TokenStream`]: the `response_parser!` macro is a
-//! thin shell over [`generate`], and tests snapshot its output without running the compiler.
+//! Generation is a plain function from IR to [`TokenStream`], in two steps: a plan of every schema
+//! node (its Rust type, absent/null handling, borrowing, the content it can receive, the statics
+//! and imports it needs), then emission from the plan alone. Tests snapshot the output without
+//! running the compiler.
+//!
+//! The `response_parser!` macro is a thin shell over [`expand`]: reading the file, telling an
+//! x-regex schema from a `response_template`, validating and generating (or reporting problems
+//! as `compile_error!`s) all happen here.
 //!
 //! The generated code runs the same [`support`](chatparse_runtime::support) steps as the
 //! interpreter, in the same order, with every regex compiled once in a `static`; what it adds is
@@ -14,11 +20,15 @@
 mod generator;
 pub mod jmespath;
 mod names;
+mod plan;
 mod template;
 mod types;
 
+use std::path::Path;
+
 use chatparse_runtime::Schema;
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
 
 /// How to emit one parser module.
 #[derive(Debug, Clone)]
@@ -52,7 +62,8 @@ pub struct Options {
 /// assert!(tokens.contains("pub struct Response"));
 /// ```
 pub fn generate(schema: &Schema, schema_text: &str, options: &Options) -> TokenStream {
-    generator::Generator::new(options).module(schema, schema_text)
+    let plan = plan::ModulePlan::new(schema, false, &options.runtime);
+    generator::module(&plan, options, schema_text, TokenStream::new())
 }
 
 /// [`generate`], plus streaming for an x-regex schema that can stream (check it with
@@ -104,7 +115,8 @@ pub fn generate_streaming(schema: &Schema, schema_text: &str, options: &Options)
             #rt::stream::XRegexStreamParser::new(&STREAM_PLAN)
         }
     };
-    generator::Generator::new(options).module_with(schema, schema_text, extra)
+    let plan = plan::ModulePlan::new(schema, true, &options.runtime);
+    generator::module(&plan, options, schema_text, extra)
 }
 
 /// Generate the streaming module for a validated `response_template` whose JSON text is
@@ -130,4 +142,182 @@ pub fn generate_streaming(schema: &Schema, schema_text: &str, options: &Options)
 /// ```
 pub fn generate_template(template_text: &str, options: &Options) -> TokenStream {
     template::module(template_text, options)
+}
+
+/// One `response_parser!` invocation, as the macro parsed it.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The schema's path as written, relative to the invoking crate's root.
+    pub path: String,
+    /// `… mod name = "…"`: the module's name; `None` names it after the file stem.
+    pub module: Option<Ident>,
+    /// The module's visibility (`pub` when not written).
+    pub visibility: TokenStream,
+    /// `, stream`: also generate streaming (x-regex schemas whose fields can stream).
+    pub stream: bool,
+}
+
+/// The whole of `response_parser!` after its input is parsed: read the file under
+/// `manifest_dir`, tell a `response_template` from an x-regex schema, validate it with the
+/// runtime's validator, and generate its module. Every problem becomes a `compile_error!` at
+/// `span` naming the file, the JSON pointer, the problem and a fix.
+///
+/// ```
+/// let invocation = chatparse_codegen::Invocation {
+///     path: "schemas/gpt_oss.json".into(),
+///     module: None,
+///     visibility: quote::quote!(pub),
+///     stream: false,
+/// };
+/// let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+/// let tokens = chatparse_codegen::expand(&invocation, &root, proc_macro2::Span::call_site());
+/// assert!(tokens.to_string().contains("mod gpt_oss"));
+/// ```
+pub fn expand(invocation: &Invocation, manifest_dir: &Path, span: Span) -> TokenStream {
+    match try_expand(invocation, manifest_dir) {
+        Ok(tokens) => tokens,
+        Err(messages) => messages
+            .iter()
+            .map(|m| quote_spanned!(span=> ::core::compile_error!(#m);))
+            .collect(),
+    }
+}
+
+fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStream, Vec<String>> {
+    let relative = &invocation.path;
+    let path = manifest_dir.join(relative);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            _ => e.to_string(),
+        };
+        vec![format!(
+            "{relative}: cannot read the schema file: {why}\n  fix: the path is relative to the \
+             invoking crate's root (the directory of its Cargo.toml)"
+        )]
+    })?;
+    let problems = |e: chatparse_runtime::SchemaError| {
+        e.problems
+            .iter()
+            .map(|p| format!("{relative}: {p}"))
+            .collect::<Vec<_>>()
+    };
+    // A response_template (the streaming format) is told from an x-regex schema by its shape.
+    let is_template = serde_json::from_str::<serde_json::Value>(&text)
+        .is_ok_and(|v| chatparse_runtime::stream::is_response_template(&v));
+    if is_template {
+        chatparse_runtime::stream::ResponseTemplate::from_json_str_named(&text, relative)
+            .map_err(problems)?;
+        let options = options(invocation, &path)?;
+        return Ok(generate_template(&text, &options));
+    }
+    let schema = Schema::from_json_str_named(&text, relative).map_err(problems)?;
+    if invocation.stream {
+        chatparse_runtime::stream::XRegexPlan::check(&schema).map_err(|refusal| {
+            let pointer = if refusal.pointer.is_empty() {
+                "(root)"
+            } else {
+                &refusal.pointer
+            };
+            vec![format!(
+                "{relative}: {pointer}: this schema cannot stream: {}\n  fix: drop the `stream` \
+                 option, or use a schema (or response_template) whose fields are literal-delimited \
+                 regions",
+                refusal.reason
+            )]
+        })?;
+        let options = options(invocation, &path)?;
+        return Ok(generate_streaming(&schema, &text, &options));
+    }
+    let options = options(invocation, &path)?;
+    Ok(generate(&schema, &text, &options))
+}
+
+/// The generation options of an invocation: the module named explicitly or after the file stem.
+fn options(invocation: &Invocation, path: &Path) -> Result<Options, Vec<String>> {
+    let relative = &invocation.path;
+    let module = match &invocation.module {
+        Some(module) => module.clone(),
+        None => {
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            syn::parse_str::<Ident>(&stem.replace('-', "_"))
+                .map(|i| Ident::new(&i.to_string(), Span::call_site()))
+                .map_err(|_| {
+                    vec![format!(
+                        "{relative}: the file stem `{stem}` is not a Rust identifier; name the \
+                         module: response_parser!(pub mod my_name = \"{relative}\")"
+                    )]
+                })?
+        }
+    };
+    Ok(Options {
+        module,
+        visibility: invocation.visibility.clone(),
+        include_path: Some(path.display().to_string()),
+        source_name: relative.clone(),
+        runtime: quote!(::chatparse::runtime),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `expand` on `path` (relative to the workspace root), as text.
+    fn expand_text(path: &str, module: Option<&str>, stream: bool) -> String {
+        let invocation = Invocation {
+            path: path.to_owned(),
+            module: module.map(|m| Ident::new(m, Span::call_site())),
+            visibility: quote!(pub(crate)),
+            stream,
+        };
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        expand(&invocation, &root, Span::call_site()).to_string()
+    }
+
+    #[test]
+    fn one_entry_point_tells_the_formats_apart() {
+        let schema = expand_text("schemas/qwen3.json", None, false);
+        assert!(schema.contains("pub (crate) mod qwen3"), "{schema}");
+        assert!(schema.contains("fn parse_value") && !schema.contains("fn stream"));
+        let streaming = expand_text("schemas/gpt_oss.json", Some("g"), true);
+        assert!(streaming.contains("mod g") && streaming.contains("fn stream_plan"));
+        let template = expand_text("response_templates/qwen3.json", None, false);
+        assert!(template.contains("pub const TEMPLATE"), "{template}");
+    }
+
+    #[test]
+    fn problems_are_compile_errors_naming_the_file_and_a_fix() {
+        let missing = expand_text("schemas/nope.json", None, false);
+        assert!(missing.contains("compile_error"), "{missing}");
+        assert!(
+            missing.contains("schemas/nope.json: cannot read the schema file: no such file"),
+            "{missing}"
+        );
+        let stem = expand_text("tests/compile_fail/schemas/2024-bot.json", None, false);
+        assert!(
+            stem.contains("the file stem `2024-bot` is not a Rust identifier"),
+            "{stem}"
+        );
+        let named = expand_text(
+            "tests/compile_fail/schemas/2024-bot.json",
+            Some("bot"),
+            false,
+        );
+        assert!(!named.contains("compile_error"), "{named}");
+        let refused = expand_text("tests/compile_fail/schemas/not_streamable.json", None, true);
+        assert!(
+            refused.contains("/properties/content/x-regex: this schema cannot stream"),
+            "{refused}"
+        );
+        let several = expand_text(
+            "tests/compile_fail/schemas/several_problems.json",
+            None,
+            false,
+        );
+        assert!(several.matches("compile_error").count() > 1, "{several}");
+    }
 }

@@ -52,3 +52,49 @@ fn qwen3_response_template() {
     let file: syn::File = syn::parse2(tokens).expect("generated code parses as a Rust file");
     insta::assert_snapshot!(prettyplease::unparse(&file));
 }
+
+/// Every shipped schema's module imports exactly what it uses (no blanket
+/// `allow(unused_imports)`): each imported name occurs again in the module.
+#[test]
+fn imports_are_exactly_those_used() {
+    let dir = format!("{}/../schemas", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let path = e.unwrap().path();
+            (path.extension()? == "json").then(|| path.file_stem()?.to_str().map(str::to_owned))?
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 28);
+    for name in names {
+        let code = generated(&name);
+        assert!(!code.contains("allow(unused"), "{name}");
+        let body: String = code
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("use "))
+            .collect();
+        for line in code.lines().filter(|l| l.trim_start().starts_with("use ")) {
+            let imported = line
+                .trim()
+                .trim_end_matches(';')
+                .rsplit(['{', ':'])
+                .next()
+                .unwrap()
+                .trim_end_matches('}');
+            for item in imported.split(',').map(str::trim).filter(|i| *i != "self") {
+                // A trait is used through its methods.
+                let item = if item == "SerializeMap" {
+                    "serialize_entry"
+                } else {
+                    item
+                };
+                let item = item.rsplit(" as ").next().unwrap();
+                let used = body
+                    .match_indices(item)
+                    .any(|(i, _)| !body[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+                assert!(used, "{name}: `{item}` imported but not used");
+            }
+        }
+    }
+}

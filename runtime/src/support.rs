@@ -509,6 +509,28 @@ pub fn object_input<'a>(
     }
 }
 
+/// [`object_input`] for an `object` node (with `properties`) that only ever receives a str: the
+/// text every property parses.
+pub fn object_text<'a>(content: Content<'a>, pointer: &str) -> Result<Cow<'a, str>, ParseError> {
+    match content {
+        Content::Str(text) => Ok(text),
+        Content::Value(Value::String(text)) => Ok(Cow::Owned(text)),
+        other => Err(unexpected("a dict or str", &other, pointer)),
+    }
+}
+
+/// [`object_input`] for an `object` node that only ever receives a dict (a str is an error: the
+/// node has no `properties`, or no str can reach it).
+pub fn object_dict(content: Content<'_>, pointer: &str) -> Result<Map<String, Value>, ParseError> {
+    match content {
+        Content::Value(Value::Object(map)) => Ok(map),
+        Content::Str(_) | Content::Value(Value::String(_)) => {
+            Err(error(pointer, ParseErrorKind::ObjectWithoutProperties))
+        }
+        other => Err(unexpected("a dict or str", &other, pointer)),
+    }
+}
+
 /// The same text again for the next property of a string-input object.
 pub fn share<'a>(text: &Cow<'a, str>) -> Content<'a> {
     match text {
