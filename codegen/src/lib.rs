@@ -202,11 +202,9 @@ fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStrea
             .map(|p| format!("{relative}: {p}"))
             .collect::<Vec<_>>()
     };
-    // A response_template (the streaming format) is told from an x-regex schema by its shape.
-    let is_template = serde_json::from_str::<serde_json::Value>(&text)
-        .is_ok_and(|v| chatparse_runtime::stream::is_response_template(&v));
-    if is_template {
-        chatparse_runtime::stream::ResponseTemplate::from_json_str_named(&text, relative)
+    // The runtime tells the formats apart, as it does for the CLI and `Spec`.
+    if chatparse_runtime::Format::of_text(&text) == chatparse_runtime::Format::Template {
+        chatparse_runtime::ResponseTemplate::from_json_str_named(&text, relative)
             .map_err(problems)?;
         let options = options(invocation, &path)?;
         return Ok(generate_template(&text, &options));
@@ -214,11 +212,7 @@ fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStrea
     let schema = Schema::from_json_str_named(&text, relative).map_err(problems)?;
     if invocation.stream {
         chatparse_runtime::stream::XRegexPlan::check(&schema).map_err(|refusal| {
-            let pointer = if refusal.pointer.is_empty() {
-                "(root)"
-            } else {
-                &refusal.pointer
-            };
+            let pointer = chatparse_runtime::display_pointer(&refusal.pointer);
             vec![format!(
                 "{relative}: {pointer}: this schema cannot stream: {}\n  fix: drop the `stream` \
                  option, or use a schema (or response_template) whose fields are literal-delimited \

@@ -637,7 +637,7 @@ impl<'p> XRegexStreamParser<'p> {
                             self.pending.events.push(RawEvent::Chunk {
                                 field: i,
                                 start: emitted,
-                                end: end,
+                                end,
                             });
                         }
                         let text = self.buffer.get(cap..end).unwrap_or("");
