@@ -19,30 +19,13 @@ static PAYLOADS: &[(&str, CompiledFn)] =
 static EXTRA: &[(&str, CompiledFn)] =
     chatparse::__compiled_jmespath_table!("tests/jmespath_compiled_extra.json");
 
-/// Equal values: same kinds, same number text, same keys in the same order.
-fn identical(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && identical(v1, v2))
-        }
-        _ => a == b,
-    }
-}
-
 /// Compares `f` with the interpreter on `given`; `Err` describes a difference.
 fn agree(source: &str, f: CompiledFn, given: &Value) -> Result<(), String> {
     let expression = Expression::compile(source).map_err(|e| format!("{source}: {e}"))?;
     let interpreted = expression.search(given);
     let compiled = f(given);
     match (&interpreted, &compiled) {
-        (Ok(a), Ok(b)) if identical(a, b) => Ok(()),
+        (Ok(a), Ok(b)) if chatparse::runtime::py::identical(a, b) => Ok(()),
         (Err(a), Err(b)) if a.message == b.message => Ok(()),
         _ => Err(format!(
             "{source} on {given}: interpreted {interpreted:?}, compiled {compiled:?}"

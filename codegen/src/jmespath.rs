@@ -587,7 +587,7 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
     }
     let text = value.to_string();
     let back: Value = serde_json::from_str(&text).ok()?;
-    if !same(&back, value) {
+    if !chatparse_runtime::py::identical(&back, value) {
         return None;
     }
     uses.jp = true;
@@ -599,23 +599,6 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
         }})
         .block(),
     )
-}
-
-/// Equal values with equal key order and number text.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
-        }
-        _ => a == b,
-    }
 }
 
 /// Whether `node` could evaluate to an array (conservatively `true` when unknown).

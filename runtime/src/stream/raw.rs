@@ -27,6 +27,18 @@ pub(crate) enum RawEvent {
     },
 }
 
+/// `buffer[start..end]`, a range the parser recorded in its own buffer: always in bounds and on
+/// character boundaries. Debug builds (and so every test) check it; a release build that met a
+/// broken range would give `""` rather than abort a server's worker.
+pub(crate) fn span(buffer: &str, start: usize, end: usize) -> &str {
+    debug_assert!(
+        buffer.get(start..end).is_some(),
+        "a recorded range {start}..{end} is not a slice of the {}-byte buffer",
+        buffer.len()
+    );
+    buffer.get(start..end).unwrap_or("")
+}
+
 /// What a parser knows of its fields, to name them in events.
 pub(crate) trait FieldNames {
     /// The field's name in the message.
@@ -38,15 +50,13 @@ pub(crate) trait FieldNames {
 impl RawEvent {
     /// The event, its text borrowed from `buffer`.
     pub(crate) fn lend<'a>(self, buffer: &'a str, fields: &'a impl FieldNames) -> Event<'a> {
-        self.into_event(fields, |start, end| {
-            Cow::Borrowed(buffer.get(start..end).unwrap_or(""))
-        })
+        self.into_event(fields, |start, end| Cow::Borrowed(span(buffer, start, end)))
     }
 
     /// The event with its text copied out of `buffer`, for events that outlive it.
     pub(crate) fn detach<'a>(self, buffer: &str, fields: &'a impl FieldNames) -> Event<'a> {
         self.into_event(fields, |start, end| {
-            Cow::Owned(buffer.get(start..end).unwrap_or("").to_owned())
+            Cow::Owned(span(buffer, start, end).to_owned())
         })
     }
 

@@ -10,7 +10,7 @@ use super::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::py::python_type;
 use crate::stream::fast::Verdict;
-use crate::stream::raw::{FieldNames, Pending, RawEvent};
+use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::Event;
 
 /// What a fast-path feed routed.
@@ -229,7 +229,7 @@ impl<'t> StreamParser<'t> {
         }
         on_event(Event::RegionChunk {
             field: name_of(template, field),
-            text: Cow::Borrowed(self.buffer.get(a..b).unwrap_or("")),
+            text: Cow::Borrowed(span(&self.buffer, a, b)),
             dirty: dirty(template, field),
         });
     }

@@ -53,7 +53,7 @@ use serde_json::{Map, Value};
 use crate::error::ParseError;
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::fast::{ByteSet, Scan as ByteScan};
-use crate::stream::raw::{FieldNames, Pending, RawEvent};
+use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::Event;
 use crate::support::{self, Content};
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
@@ -640,7 +640,7 @@ impl<'p> XRegexStreamParser<'p> {
                                 end,
                             });
                         }
-                        let text = self.buffer.get(cap..end).unwrap_or("");
+                        let text = span(&self.buffer, cap, end);
                         let value = close_value(plan, field, text)?;
                         if let Some(values) = self.values.get_mut(i) {
                             values.push(value.clone());
