@@ -1,5 +1,6 @@
 //! Embeds every `schemas/*.json` in the library, so the shipped-schema list is always the
-//! directory's content and editing a schema rebuilds the crate.
+//! directory's content and editing a schema rebuilds the crate; with the `models` feature, also
+//! a `response_parser!` per shipped schema (`chatparse::models`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,7 +8,9 @@ use std::path::{Path, PathBuf};
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     shipped_schemas(root);
-    generated_models(root);
+    if std::env::var_os("CARGO_FEATURE_MODELS").is_some() {
+        generated_models(root);
+    }
 }
 
 fn out_dir() -> PathBuf {
@@ -64,7 +67,8 @@ fn generated_models(root: &Path) {
         let _ = writeln!(out, "    ({name:?}, {name}::parse_value),");
     }
     out.push_str("];\n");
-    out.push_str("#[doc(hidden)]\npub const GENERATED_TYPED: &[(&str, ParseTyped)] = &[\n");
+    out.push_str("#[cfg(feature = \"unstable-bench-hooks\")]\n#[doc(hidden)]\n");
+    out.push_str("pub const GENERATED_TYPED: &[(&str, ParseTyped)] = &[\n");
     for (name, _) in &entries {
         let _ = writeln!(
             out,

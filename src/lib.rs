@@ -57,6 +57,7 @@ pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, Sch
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;
 
+#[cfg(feature = "models")]
 pub mod models;
 pub mod shipped;
 pub mod templates;

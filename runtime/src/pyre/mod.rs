@@ -418,7 +418,8 @@ impl PyRegex {
     }
 
     /// Runs every search on the regex engine, never on substring searches (see
-    /// [`crate::Schema::disable_fast_paths`]).
+    /// `Schema::disable_fast_paths`). Not API: a hook for benchmarks and tests.
+    #[cfg(any(test, feature = "unstable-bench-hooks"))]
     #[doc(hidden)]
     pub fn disable_fast_paths(&mut self) {
         self.literal = None;
