@@ -49,6 +49,7 @@
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 
+/// Not public API: tests and benches compile a file's JMESPath expressions with it.
 #[doc(hidden)]
 pub use chatparse_macros::__compiled_jmespath_table;
 pub use chatparse_macros::response_parser;

@@ -127,7 +127,7 @@ impl<'o> Generator<'o> {
             #[allow(unused_imports)]
             #visibility mod #module {
                 use ::std::borrow::Cow;
-                use #rt::support::{self, Content, ObjectInput, Slot};
+                use #rt::__private::{self as support, Content, ObjectInput, Slot};
                 use #rt::serde::ser::{Serialize, SerializeMap, Serializer};
                 use #rt::serde_json::{Map, Value};
                 use #rt::once_cell::sync::Lazy;

@@ -5,7 +5,7 @@
 //! Generation is a plain function from IR to [`TokenStream`]: the `response_parser!` macro is a
 //! thin shell over [`generate`], and tests snapshot its output without running the compiler.
 //!
-//! The generated code runs the same [`support`](chatparse_runtime::support) steps as the
+//! The generated code runs the same [`__private`](chatparse_runtime::__private) steps as the
 //! interpreter, in the same order, with every regex compiled once in a `static`; what it adds is
 //! static dispatch, typed output (structs named after the schema, string fields borrowed from the
 //! input where analysis proves they are slices of it) and a `Serialize` impl that writes exactly
