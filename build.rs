@@ -1,10 +1,6 @@
 //! Embeds every `schemas/*.json` in the library, so the shipped-schema list is always the
-//! directory's content and editing a schema rebuilds the crate.
-//!
-//! Also prepares the template round trips (`tests/roundtrip.rs`): one test per
-//! `tests/roundtrip/*.json` family file, and the `chatparse_templates` cfg when the chat templates
-//! directory (`$CHATPARSE_TEMPLATES`, else `../shared/chat_templates`) exists. Without it those
-//! tests are reported as ignored, never as passed.
+//! directory's content and editing a schema rebuilds the crate; with the `models` feature, also
+//! a `response_parser!` per shipped schema (`chatparse::models`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,9 +8,9 @@ use std::path::{Path, PathBuf};
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     shipped_schemas(root);
-    generated_models(root);
-    roundtrip_families(root);
-    templates_dir(root);
+    if std::env::var_os("CARGO_FEATURE_MODELS").is_some() {
+        generated_models(root);
+    }
 }
 
 fn out_dir() -> PathBuf {
@@ -71,7 +67,8 @@ fn generated_models(root: &Path) {
         let _ = writeln!(out, "    ({name:?}, {name}::parse_value),");
     }
     out.push_str("];\n");
-    out.push_str("#[doc(hidden)]\npub const GENERATED_TYPED: &[(&str, ParseTyped)] = &[\n");
+    out.push_str("#[cfg(feature = \"unstable-bench-hooks\")]\n#[doc(hidden)]\n");
+    out.push_str("pub const GENERATED_TYPED: &[(&str, ParseTyped)] = &[\n");
     for (name, _) in &entries {
         let _ = writeln!(
             out,
@@ -80,59 +77,4 @@ fn generated_models(root: &Path) {
     }
     out.push_str("];\n");
     std::fs::write(out_dir().join("models.rs"), out).expect("OUT_DIR is writable");
-}
-
-/// `roundtrip_families.rs`: `family!(ident, "stem");` for every `tests/roundtrip/*.json`.
-fn roundtrip_families(root: &Path) {
-    let entries = json_files(&root.join("tests/roundtrip"));
-    let mut out = String::new();
-    for (stem, _) in &entries {
-        let mut ident: String = stem
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if !ident.starts_with(|c: char| c.is_ascii_alphabetic()) {
-            ident.insert(0, 'f');
-        }
-        let _ = writeln!(out, "family!({ident}, {stem:?});");
-    }
-    std::fs::write(out_dir().join("roundtrip_families.rs"), out).expect("OUT_DIR is writable");
-}
-
-fn templates_dir(root: &Path) {
-    println!("cargo::rustc-check-cfg=cfg(chatparse_templates)");
-    println!("cargo::rerun-if-env-changed=CHATPARSE_TEMPLATES");
-    let shared = root.join("../shared");
-    let dir = match std::env::var_os("CHATPARSE_TEMPLATES") {
-        Some(dir) if !dir.is_empty() => root.join(dir),
-        _ => shared.join("chat_templates"),
-    };
-    // Rebuild when the directory appears or changes. Watch the nearest existing directory (never
-    // the parent of the repository: cargo would scan all of it).
-    if dir.is_dir() {
-        println!("cargo::rerun-if-changed={}", dir.display());
-    } else if shared.is_dir() {
-        println!("cargo::rerun-if-changed={}", shared.display());
-    }
-    if dir.is_dir() {
-        let dir = dir.canonicalize().unwrap_or(dir);
-        println!("cargo::rustc-cfg=chatparse_templates");
-        println!(
-            "cargo::rustc-env=CHATPARSE_ROUNDTRIP_TEMPLATES={}",
-            dir.display()
-        );
-    } else {
-        println!(
-            "cargo::warning=chat templates not found at {}: the template round trips \
-             (cargo test --test roundtrip) will be IGNORED; set CHATPARSE_TEMPLATES to the \
-             templates directory",
-            dir.display()
-        );
-    }
 }

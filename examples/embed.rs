@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Tool calls: a `Vec` of generated structs. Values from parsed JSON are `Cow<str>` (owned:
-    // JSON unescapes), integers are `support::Int` (Python ints are unbounded), and a key that
+    // JSON unescapes), integers are `chatparse::runtime::Int` (Python ints are unbounded), and a key that
     // may be absent or null in the JSON is `Option<Option<T>>` (absent / null).
     let calls: &[weather_bot::ToolCall<'_>] = message.tool_calls.as_deref().unwrap_or_default();
     for (i, call) in calls.iter().enumerate() {

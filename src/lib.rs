@@ -49,6 +49,7 @@
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 
+/// Not public API: tests and benches compile a file's JMESPath expressions with it.
 #[doc(hidden)]
 pub use chatparse_macros::__compiled_jmespath_table;
 pub use chatparse_macros::response_parser;
@@ -57,6 +58,7 @@ pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, Sch
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;
 
+#[cfg(feature = "models")]
 pub mod models;
 pub mod shipped;
 pub mod templates;

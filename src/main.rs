@@ -67,7 +67,8 @@ struct ParseArgs {
     /// A shipped schema name (see `chatparse schemas`) or a path to a schema .json file.
     #[arg(long, value_name = "NAME|PATH")]
     schema: String,
-    /// Which engine runs the schema (default: generated for names, interpreted for paths).
+    /// Which engine runs the schema (default: generated for names, interpreted for paths; a build
+    /// without the `models` feature has no generated parsers).
     #[arg(long, value_enum)]
     engine: Option<Engine>,
     /// Every input line is a JSON string (one model output); print one result per line.
@@ -132,7 +133,7 @@ fn schema_failure(e: &SchemaError) -> Failure {
 
 /// What runs the parse: a generated parser (shipped schemas) or the interpreter.
 enum Runner {
-    Generated(chatparse::models::ParseToJson),
+    Generated(ParseToJson),
     Interpreted(Box<Schema>),
 }
 
@@ -145,15 +146,45 @@ impl Runner {
     }
 }
 
+/// The engine for a shipped name without `--engine`: its generated parser, or the interpreter in
+/// a build without them (the `models` feature).
+const DEFAULT_ENGINE: Engine = if cfg!(feature = "models") {
+    Engine::Generated
+} else {
+    Engine::Interpreted
+};
+
+type ParseToJson = fn(&str) -> Result<serde_json::Value, chatparse::ParseError>;
+
+/// A shipped schema's generated parser.
+#[cfg(feature = "models")]
+fn generated(spec: &str) -> Option<ParseToJson> {
+    chatparse::models::parse_value_fn(spec)
+}
+
+/// A build without the generated parsers.
+#[cfg(not(feature = "models"))]
+fn generated(_: &str) -> Option<ParseToJson> {
+    None
+}
+
+/// Why [`generated`] has no parser for a shipped schema.
+const WHY: &str = if cfg!(feature = "models") {
+    ""
+} else {
+    ": this binary was built without the `models` feature (use --engine interpreted)"
+};
+
 /// A `--schema` value is a shipped name when one exists by that name; otherwise a path.
 fn load_runner(spec: &str, engine: Option<Engine>) -> Result<Runner, Failure> {
     if let Some(loaded) = shipped::try_schema(spec) {
-        return match engine.unwrap_or(Engine::Generated) {
-            Engine::Generated => chatparse::models::parse_value_fn(spec)
-                .map(Runner::Generated)
-                .ok_or_else(|| {
-                    Failure::new(EXIT_BAD_SCHEMA, format!("no generated parser for {spec:?}"))
-                }),
+        return match engine.unwrap_or(DEFAULT_ENGINE) {
+            Engine::Generated => generated(spec).map(Runner::Generated).ok_or_else(|| {
+                Failure::new(
+                    EXIT_BAD_SCHEMA,
+                    format!("no generated parser for {spec:?}{WHY}"),
+                )
+            }),
             Engine::Interpreted => loaded
                 .map(|s| Runner::Interpreted(Box::new(s)))
                 .map_err(|e| schema_failure(&e)),

@@ -1,5 +1,8 @@
 //! A generated parser for every shipped schema: `chatparse::models::gpt_oss::parse(text)`.
 //!
+//! Behind the default `models` feature: an embedding crate that only needs its own
+//! `response_parser!` (or the interpreter) turns it off with `default-features = false`.
+//!
 //! Each module is `response_parser!(pub mod NAME = "schemas/NAME.json")`; see the crate docs for
 //! the generated API.
 //!
@@ -18,7 +21,8 @@ include!(concat!(env!("OUT_DIR"), "/models.rs"));
 pub type ParseToJson = fn(&str) -> Result<serde_json::Value, crate::ParseError>;
 
 /// A generated module's typed `parse`, with the message dropped (for benchmarks: the typed parse
-/// without the conversion to JSON).
+/// without the conversion to JSON). Not API: behind the `unstable-bench-hooks` feature.
+#[cfg(feature = "unstable-bench-hooks")]
 #[doc(hidden)]
 pub type ParseTyped = fn(&str) -> Result<(), crate::ParseError>;
 

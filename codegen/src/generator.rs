@@ -122,7 +122,7 @@ fn imports(uses: &Uses, rt: &TokenStream) -> TokenStream {
         ));
     }
     let support = pick(&[(uses.object_input, "ObjectInput"), (uses.slot, "Slot")]);
-    out.extend(quote!(use #rt::support::{self, Content, #(#support),*};));
+    out.extend(quote!(use #rt::__private::{self as support, Content, #(#support),*};));
     if uses.serialize {
         out.extend(quote!(use #rt::serde::ser::{Serialize, SerializeMap, Serializer};));
     }

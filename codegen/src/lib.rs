@@ -11,7 +11,7 @@
 //! x-regex schema from a `response_template`, validating and generating (or reporting problems
 //! as `compile_error!`s) all happen here.
 //!
-//! The generated code runs the same [`support`](chatparse_runtime::support) steps as the
+//! The generated code runs the same [`__private`](chatparse_runtime::__private) steps as the
 //! interpreter, in the same order, with every regex compiled once in a `static`; what it adds is
 //! static dispatch, typed output (structs named after the schema, string fields borrowed from the
 //! input where analysis proves they are slices of it) and a `Serialize` impl that writes exactly

@@ -395,7 +395,8 @@ impl PyRegex {
     }
 
     /// Runs every search on the regex engine, never on substring searches (see
-    /// chatparse's `Schema::disable_fast_paths`).
+    /// chatparse's `Schema::disable_fast_paths`). Not API: a hook for benchmarks and tests.
+    #[cfg(any(test, feature = "unstable-bench-hooks"))]
     #[doc(hidden)]
     pub fn disable_fast_paths(&mut self) {
         self.strategy = Strategy::Automaton(Automaton::Scan);

@@ -15,10 +15,19 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The chat templates directory that `build.rs` found (`$CHATPARSE_TEMPLATES`, else
-/// `../shared/chat_templates`); `None` when it was absent at build time.
+/// Where the chat templates directory is looked for: `$CHATPARSE_TEMPLATES` (a relative path is
+/// taken from the repository root), else `../shared/chat_templates`.
+pub fn templates_dir_wanted() -> PathBuf {
+    match std::env::var_os("CHATPARSE_TEMPLATES") {
+        Some(dir) if !dir.is_empty() => repo_root().join(dir),
+        _ => repo_root().join("../shared/chat_templates"),
+    }
+}
+
+/// The chat templates directory ([`templates_dir_wanted`]), `None` when it does not exist.
 pub fn templates_dir() -> Option<PathBuf> {
-    option_env!("CHATPARSE_ROUNDTRIP_TEMPLATES").map(PathBuf::from)
+    let dir = templates_dir_wanted();
+    dir.is_dir().then(|| dir.canonicalize().unwrap_or(dir))
 }
 
 pub fn families_dir() -> PathBuf {
@@ -827,28 +836,25 @@ pub fn run_family(family: &Family, templates: &Path) -> Report {
     report
 }
 
-/// The body of each generated `#[test]`: run the family, print its summary, fail with every
-/// failure at once.
-pub fn family_test(name: &str) {
-    let Some(templates) = templates_dir() else {
-        panic!(
-            "chat templates directory not found at build time: set CHATPARSE_TEMPLATES or provide ../shared/chat_templates"
-        );
-    };
-    assert!(
-        templates.is_dir(),
-        "{}: the chat templates directory found at build time is gone",
-        templates.display()
-    );
+/// The body of each family's test: run the family; its summary, or every failure at once.
+pub fn family_test(name: &str) -> Result<String, String> {
+    let templates = templates_dir().ok_or_else(|| {
+        format!(
+            "chat templates directory not found at {}: set CHATPARSE_TEMPLATES or provide ../shared/chat_templates",
+            templates_dir_wanted().display()
+        )
+    })?;
     let family = Family::load(name)
-        .unwrap_or_else(|errors| panic!("tests/roundtrip/{name}.json:\n  {}", errors.join("\n  ")));
+        .map_err(|errors| format!("tests/roundtrip/{name}.json:\n  {}", errors.join("\n  ")))?;
     let report = run_family(&family, &templates);
-    println!("{}", report.summary());
+    let summary = report.summary();
     let failures = report.failure_text();
-    assert!(
-        failures.is_empty(),
-        "template round trip of family {name} ({} with {}) failed:\n{failures}",
-        family.schema,
-        family.template
-    );
+    if failures.is_empty() {
+        Ok(summary)
+    } else {
+        Err(format!(
+            "template round trip of family {name} ({} with {}) failed:\n{failures}\n{summary}",
+            family.schema, family.template
+        ))
+    }
 }

@@ -292,12 +292,11 @@ pub fn from_json(v: &serde_json::Value) -> Value {
     }
 }
 
-#[cfg(test)]
-mod tests {
+/// A test of this harness's own (tests/roundtrip.rs): floats print as Python's `repr`.
+pub mod tests {
     use super::*;
 
-    #[test]
-    fn floats_print_as_python() {
+    pub fn floats_print_as_python() {
         for (f, want) in [
             (4.5, "4.5"),
             (1.0, "1.0"),

@@ -98,7 +98,9 @@ impl Schema {
 
     /// Turns off the substring-search fast paths of every pattern, so that all of them run on
     /// the regex engines with captures: the "naive port" the benchmarks compare against, and a
-    /// cross-check that the fast paths change nothing.
+    /// cross-check that the fast paths change nothing. Not API: a hook for benchmarks and tests,
+    /// behind the `unstable-bench-hooks` feature.
+    #[cfg(feature = "unstable-bench-hooks")]
     #[doc(hidden)]
     pub fn disable_fast_paths(&mut self) {
         fn walk(node: &mut Node) {
