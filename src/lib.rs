@@ -46,6 +46,30 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+/// The README's example of the one streaming interface (`Spec` + `MessageStream`), as a doctest:
+///
+/// ```
+/// use chatparse::runtime::{stream::{Event, MessageStream}, Spec};
+///
+/// let spec = Spec::from_json_str(chatparse::templates::text("qwen3").unwrap())?;
+/// let mut stream = spec.stream(Some("<|im_start|>assistant\n"), None)?;
+/// let mut answer = String::new();
+/// for chunk in ["<think>\nHm.\n</thi", "nk>\n\nHello!<|im_end|>"] {
+///     stream.feed_with(chunk, &mut |event| {
+///         if let Event::RegionChunk { field: "content", text, .. } = event {
+///             answer.push_str(&text);
+///         }
+///     })?;
+/// }
+/// let message = stream.finish_with(&mut |_| {})?;
+/// assert_eq!(message["reasoning_content"], "Hm.");
+/// assert_eq!(answer.trim_start(), "Hello!"); // the chunks carry the text as written
+/// assert_eq!(message["content"], "Hello!");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(doctest)]
+pub struct ReadmeStreamingInterface;
+
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 
