@@ -45,6 +45,11 @@
 //! assert_eq!(refusal.pointer, "/x-regex");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Cargo features: `models` (default) compiles a generated parser for every shipped schema
+//! (`chatparse::models::NAME`); a crate that embeds only its own `response_parser!` or runs the
+//! interpreter turns it off with `default-features = false` and compiles none of them.
+//! `unstable-bench-hooks` exposes hooks for benchmarks and tests; it is not API.
 
 /// The README's example of the one streaming interface (`Spec` + `MessageStream`), as a doctest:
 ///
