@@ -77,7 +77,7 @@ struct ParseArgs {
     /// Pretty-print the message.
     #[arg(long)]
     pretty: bool,
-    /// Input file (default: standard input).
+    /// Input file (`-` or none: standard input).
     file: Option<PathBuf>,
 }
 
@@ -216,6 +216,8 @@ fn load_runner(spec: &str, engine: Option<Engine>) -> Result<Runner, Failure> {
 
 fn read_input(file: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
     let mut bytes = Vec::new();
+    // `-` is standard input, as in every Unix tool.
+    let file = file.filter(|path| path.as_os_str() != "-");
     let read = match file {
         Some(path) => std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)),
         None => io::stdin().lock().read_to_end(&mut bytes),
@@ -371,11 +373,13 @@ fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {
     })
 }
 
+/// A bad `--tools` file is a bad argument (exit 2), not a parse error of the model output.
 fn read_tools(path: &PathBuf) -> Result<Vec<serde_json::Value>, Failure> {
-    let text = read_text_file("tools", path)?;
+    let text = read_text_file("tools", path)
+        .map_err(|failure| Failure::new(EXIT_BAD_SCHEMA, failure.message))?;
     serde_json::from_str(&text).map_err(|e| {
         Failure::new(
-            EXIT_PARSE_ERROR,
+            EXIT_BAD_SCHEMA,
             format!("the tools file {} is not a JSON array: {e}", path.display()),
         )
     })

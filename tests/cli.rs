@@ -280,3 +280,68 @@ fn pretty_and_jsonl_conflict() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `-` names standard input, as in every Unix tool (issue 21: it was read as a file name).
+#[test]
+fn dash_is_standard_input() {
+    let o = chatparse(
+        &["parse", "--schema", "qwen3", "-"],
+        Some(b"<think>\nHm.\n</think>\n\nHi!"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let message: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(message["content"], "Hi!");
+}
+
+/// A `--tools` file that is not a JSON array is a bad argument: exit 2 (SPEC §5), not the parse
+/// error's 1.
+#[test]
+fn bad_tools_file_exits_2() {
+    let dir = std::env::temp_dir().join(format!("chatparse-cli-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, "{not json").unwrap();
+    let o = chatparse(
+        &[
+            "stream",
+            "--schema",
+            "qwen3",
+            "--tools",
+            tools.to_str().unwrap(),
+        ],
+        Some(b"Hi"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let missing = dir.join("missing.json");
+    let o = chatparse(
+        &[
+            "stream",
+            "--schema",
+            "qwen3",
+            "--tools",
+            missing.to_str().unwrap(),
+        ],
+        Some(b"Hi"),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A schema file that is not UTF-8 says so, instead of "check the path".
+#[test]
+fn non_utf8_schema_file_says_utf8() {
+    let dir = std::env::temp_dir().join(format!("chatparse-cli-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let schema = dir.join("latin1.json");
+    std::fs::write(
+        &schema,
+        b"{\"type\": \"object\", \"description\": \"caf\xe9\"}",
+    )
+    .unwrap();
+    let o = chatparse(&["check", schema.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("UTF-8"), "{err}");
+    assert!(!err.contains("check the path"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -78,7 +78,12 @@ pub(crate) fn unreadable(source_name: &str, error: &std::io::Error, what: &str) 
         problems: vec![SchemaProblem {
             pointer: String::new(),
             message: format!("cannot read the {what} file: {error}"),
-            fix: "check the path (relative paths start at the current directory)".to_owned(),
+            fix: if error.kind() == std::io::ErrorKind::InvalidData {
+                // read_to_string's error for bytes that are not UTF-8: the path was fine.
+                "save the file as UTF-8 (JSON text is UTF-8)".to_owned()
+            } else {
+                "check the path (relative paths start at the current directory)".to_owned()
+            },
         }],
     }
 }

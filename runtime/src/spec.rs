@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{ParseError, SchemaError, SchemaProblem};
+use crate::diag;
+use crate::error::{ParseError, SchemaError};
 use crate::schema::stream::{NotStreamable, Refused, XRegexPlan, XRegexStreamParser};
 use crate::schema::Schema;
 use crate::stream::MessageStream;
@@ -89,14 +90,8 @@ impl Spec {
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, SchemaError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| SchemaError {
-            source_name: name.clone(),
-            problems: vec![SchemaProblem {
-                pointer: String::new(),
-                message: format!("cannot read the spec file: {e}"),
-                fix: "check the path (relative paths start at the current directory)".to_owned(),
-            }],
-        })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| diag::unreadable(&name, &e, "spec"))?;
         Self::from_json_str_named(&text, &name)
     }
 
