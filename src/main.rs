@@ -260,13 +260,14 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--jsonl`: one JSON string per line in, one value or `{"error": …}` per line out.
+/// `--jsonl`: one JSON string per line in, one value or `{"error": …}` per line out. Blank lines
+/// are no input (they get no output line); an error names its input line (1-based), since
+/// skipped blank lines make output and input line numbers differ.
 fn parse_lines(runner: &Runner, input: &[u8], out: &mut impl Write) -> Result<(), Failure> {
-    let input = input.strip_suffix(b"\n").unwrap_or(input);
-    if input.is_empty() {
-        return Ok(());
-    }
-    for line in input.split(|&b| b == b'\n') {
+    for (index, line) in input.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
         let result = std::str::from_utf8(line)
             .map_err(|e| format!("line is not valid UTF-8: {e}"))
             .and_then(|line| {
@@ -274,7 +275,9 @@ fn parse_lines(runner: &Runner, input: &[u8], out: &mut impl Write) -> Result<()
                     .map_err(|e| format!("line is not a JSON string: {e}"))
             })
             .and_then(|text| runner.parse(&text).map_err(|e| e.to_string()));
-        let value = result.unwrap_or_else(|message| serde_json::json!({ "error": message }));
+        let value = result.unwrap_or_else(
+            |message| serde_json::json!({ "error": format!("line {}: {message}", index + 1) }),
+        );
         writeln!(out, "{value}")?;
     }
     Ok(())
@@ -429,6 +432,8 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
     let mut buf = vec![0u8; 64 * 1024];
     // Bytes read but not yet fed: at most an incomplete UTF-8 sequence split across reads.
     let mut pending: Vec<u8> = Vec::new();
+    // Bytes fed so far: UTF-8 errors report their offset in the whole input, not in one read.
+    let mut fed = 0usize;
     loop {
         let n = match stdin.read(&mut buf) {
             Ok(0) => break,
@@ -448,7 +453,10 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
             Err(e) => {
                 return Err(Failure::new(
                     EXIT_PARSE_ERROR,
-                    format!("input is not valid UTF-8: {e}"),
+                    format!(
+                        "input is not valid UTF-8: invalid byte at offset {}",
+                        fed + e.valid_up_to()
+                    ),
                 ))
             }
         };
@@ -464,6 +472,7 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
         written?;
         out.flush()?;
         pending.drain(..valid);
+        fed += valid;
     }
     if !pending.is_empty() {
         return Err(Failure::new(

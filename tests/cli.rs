@@ -125,6 +125,8 @@ fn jsonl_gives_one_line_per_input_line_and_exits_0() {
     let mut input = serde_json::to_string(&tool_call).unwrap();
     input.push('\n');
     input.push_str("this line is not a JSON string\n");
+    // A blank line is no input: no output line (issue 21), and the error above says its line.
+    input.push_str("\n   \n");
     input.push_str("\"<|channel|>final<|message|>hi\"\n");
     let out = chatparse(
         &["parse", "--schema", "gpt_oss", "--jsonl"],
@@ -141,10 +143,9 @@ fn jsonl_gives_one_line_per_input_line_and_exits_0() {
         &lines[0],
         &reference_value("gpt_oss", "tool_call")
     ));
-    assert!(lines[1]["error"]
-        .as_str()
-        .unwrap()
-        .contains("not a JSON string"));
+    let error = lines[1]["error"].as_str().unwrap();
+    assert!(error.contains("not a JSON string"), "{error}");
+    assert!(error.starts_with("line 2: "), "{error}");
     assert_eq!(lines[2]["content"], "hi");
 }
 
@@ -344,4 +345,18 @@ fn non_utf8_schema_file_says_utf8() {
     assert!(err.contains("UTF-8"), "{err}");
     assert!(!err.contains("check the path"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `stream` reads its input in pieces; a UTF-8 error reports the offset in the whole input, not
+/// in the read that held it (issue 21). 70,000 bytes arrive in more than one read (reads are at
+/// most 64 KiB).
+#[test]
+fn stream_utf8_error_offset_counts_from_the_start() {
+    let mut input = vec![b'a'; 70_000];
+    input.push(0xff);
+    input.extend_from_slice(b"tail");
+    let o = chatparse(&["stream", "--schema", "qwen3"], Some(&input));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("offset 70000"), "{err}");
 }
