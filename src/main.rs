@@ -271,8 +271,16 @@ fn parse_lines(runner: &Runner, input: &[u8], out: &mut impl Write) -> Result<()
         let result = std::str::from_utf8(line)
             .map_err(|e| format!("line is not valid UTF-8: {e}"))
             .and_then(|line| {
-                serde_json::from_str::<String>(line)
-                    .map_err(|e| format!("line is not a JSON string: {e}"))
+                // Decoded as Python's json.loads would: its messages name what is wrong (a lone
+                // surrogate escape, not "unexpected end of hex escape").
+                match chatparse::runtime::py::json::loads(line) {
+                    Ok(serde_json::Value::String(text)) => Ok(text),
+                    Ok(other) => Err(format!(
+                        "line is not a JSON string: it is a JSON {}",
+                        chatparse::runtime::py::python_type(&other)
+                    )),
+                    Err(e) => Err(format!("line is not a JSON string: {e}")),
+                }
             })
             .and_then(|text| runner.parse(&text).map_err(|e| e.to_string()));
         let value = result.unwrap_or_else(

@@ -127,6 +127,7 @@ fn jsonl_gives_one_line_per_input_line_and_exits_0() {
     input.push_str("this line is not a JSON string\n");
     // A blank line is no input: no output line (issue 21), and the error above says its line.
     input.push_str("\n   \n");
+    input.push_str("\"\\ud800 alone\"\n");
     input.push_str("\"<|channel|>final<|message|>hi\"\n");
     let out = chatparse(
         &["parse", "--schema", "gpt_oss", "--jsonl"],
@@ -138,7 +139,7 @@ fn jsonl_gives_one_line_per_input_line_and_exits_0() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines.len(), 4, "{text}");
     assert!(same_value(
         &lines[0],
         &reference_value("gpt_oss", "tool_call")
@@ -146,7 +147,13 @@ fn jsonl_gives_one_line_per_input_line_and_exits_0() {
     let error = lines[1]["error"].as_str().unwrap();
     assert!(error.contains("not a JSON string"), "{error}");
     assert!(error.starts_with("line 2: "), "{error}");
-    assert_eq!(lines[2]["content"], "hi");
+    // A lone surrogate escape is named as such (issue 21), on its own line number.
+    let error = lines[2]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("line 5: ") && error.contains("lone surrogate"),
+        "{error}"
+    );
+    assert_eq!(lines[3]["content"], "hi");
 }
 
 #[test]
