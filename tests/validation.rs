@@ -268,3 +268,32 @@ fn named_character_escapes_are_rejected_not_approximated() {
     );
     assert!(e.problems[0].fix.contains("\\uXXXX"), "{e}");
 }
+
+/// Arrays nested directly in arrays, `depth` levels, under the property `grid`.
+fn nested_arrays(depth: usize) -> serde_json::Value {
+    let mut node = json!({"type": "string"});
+    for _ in 0..depth {
+        node = json!({"type": "array", "items": node});
+    }
+    json!({"type": "object", "properties": {"grid": node}})
+}
+
+/// `check` and `response_parser!` agree (issue 21): arrays nested deeper than a generated parser
+/// can compile (rustc's recursion limit stopped 64 levels) are refused at load, at the first
+/// array past the limit; the limit itself loads, and `tests/deep_arrays.rs` compiles it.
+#[test]
+fn arrays_nested_past_the_limit_are_refused_where_the_limit_is_crossed() {
+    use chatparse::runtime::schema::MAX_ARRAY_NESTING;
+    assert!(Schema::from_value(nested_arrays(MAX_ARRAY_NESTING)).is_ok());
+    let p = only_problem(nested_arrays(MAX_ARRAY_NESTING + 1));
+    let expected = format!("/properties/grid{}", "/items".repeat(MAX_ARRAY_NESTING));
+    assert_eq!(p.pointer, expected);
+    assert!(p.message.contains("nested more than"), "{}", p.message);
+    // An object between array levels starts a new run.
+    let mut node = nested_arrays(MAX_ARRAY_NESTING)["properties"]["grid"].clone();
+    node = json!({"type": "object", "properties": {"inner": node}});
+    for _ in 0..MAX_ARRAY_NESTING {
+        node = json!({"type": "array", "items": node});
+    }
+    assert!(Schema::from_value(json!({"type": "object", "properties": {"grid": node}})).is_ok());
+}

@@ -98,13 +98,59 @@ const PARSERS: &[&str] = &["json", "gemma4-tool-call"];
 
 const PARSER_ARGS: &[&str] = &["transform", "allow_non_json"];
 
+/// The deepest run of arrays directly inside arrays a schema may have.
+///
+/// Why a limit: a generated parser gives each array level a Rust type (`Option<Vec<…>>`), and
+/// rustc stops evaluating trait requirements on such a type at its recursion limit (128): 60
+/// levels compiled, 64 did not (E0275). So that `check` and `response_parser!` agree, the loader
+/// refuses what could not be built, with margin; an object between arrays starts a new run (it
+/// becomes a named struct). No model output format nests arrays like this.
+pub const MAX_ARRAY_NESTING: usize = 32;
+
 /// Build the node tree, or return every problem found.
 pub(super) fn load(value: &Value, source_name: &str) -> Result<Node, SchemaError> {
     let mut loader = Loader {
         diag: Diagnostics::default(),
     };
     let node = loader.node(value, String::new());
+    if let Some(node) = &node {
+        check_array_nesting(node, 0, &mut loader.diag);
+    }
     loader.diag.check(node, source_name)
+}
+
+/// Reports the first array of every run deeper than [`MAX_ARRAY_NESTING`] (`run`: the arrays
+/// directly around `node`).
+fn check_array_nesting(node: &Node, run: usize, diag: &mut Diagnostics) {
+    let run = if node.node_type == NodeType::Array {
+        run + 1
+    } else {
+        0
+    };
+    if run > MAX_ARRAY_NESTING {
+        diag.error(
+            node.pointer.clone(),
+            format!(
+                "arrays nested more than {MAX_ARRAY_NESTING} deep directly inside each other; \
+                 a generated parser could not be compiled (rustc's recursion limit)"
+            ),
+            "flatten the nesting, or put an object between array levels",
+        );
+        return;
+    }
+    match &node.items {
+        Items::Each(item) => check_array_nesting(item, run, diag),
+        Items::Prefix(items) => items
+            .iter()
+            .for_each(|item| check_array_nesting(item, run, diag)),
+        Items::None => {}
+    }
+    for property in node.properties.iter().flatten() {
+        check_array_nesting(&property.node, 0, diag);
+    }
+    if let Additional::Schema(extra) = &node.additional {
+        check_array_nesting(extra, 0, diag);
+    }
 }
 
 struct Loader {

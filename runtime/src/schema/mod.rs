@@ -19,6 +19,7 @@ use crate::jmespath::Expression;
 use crate::pyre::{PyRegex, Replacement};
 
 pub use crate::pointer::escape_pointer_token;
+pub use load::MAX_ARRAY_NESTING;
 
 /// A validated response schema, ready to parse model output.
 ///
