@@ -53,7 +53,8 @@ struct State {
     ids: Box<dyn IdPolicy>,
     /// Text modes of the spec's fields (unlisted: `Kept`).
     modes: Vec<(String, TextMode)>,
-    region: Option<Region>,
+    /// The open regions (an x-regex stream may close them out of order, at the end).
+    regions: Vec<Region>,
     content: String,
     reasoning: String,
     calls: Vec<SentCall>,
@@ -132,7 +133,7 @@ impl<'s> DeltaStream<'s> {
                 options,
                 ids,
                 modes: Vec::new(),
-                region: None,
+                regions: Vec::new(),
                 content: String::new(),
                 reasoning: String::new(),
                 calls: Vec::new(),
@@ -222,7 +223,7 @@ impl State {
     }
 
     fn open(&mut self, field: &str) {
-        self.region = Some(Region {
+        self.regions.push(Region {
             field: field.to_owned(),
             kind: field_kind(field),
             mode: self.mode_of(field),
@@ -233,16 +234,23 @@ impl State {
         });
     }
 
+    /// Takes the open region of `field` out (opening one if the stream sent no `RegionOpen`).
+    fn take_region(&mut self, field: &str) -> Region {
+        let at = match self.regions.iter().rposition(|r| r.field == field) {
+            Some(at) => at,
+            None => {
+                self.open(field);
+                self.regions.len() - 1
+            }
+        };
+        self.regions.remove(at)
+    }
+
     fn on_event(&mut self, event: Event<'_>) {
         match event {
             Event::RegionOpen { field } => self.open(field),
             Event::RegionChunk { field, text, dirty } => {
-                if self.region.as_ref().is_none_or(|r| r.field != field) {
-                    self.open(field);
-                }
-                let Some(mut region) = self.region.take() else {
-                    return;
-                };
+                let mut region = self.take_region(field);
                 region.raw.push_str(&text);
                 if matches!(region.kind, FieldKind::Content | FieldKind::Reasoning) && !dirty {
                     let out = match region.mode {
@@ -265,16 +273,10 @@ impl State {
                     region.sent.push_str(&out);
                     self.send_text(region.kind, &out);
                 }
-                self.region = Some(region);
+                self.regions.push(region);
             }
             Event::RegionClose { field, value } => {
-                let region = match self.region.take() {
-                    Some(r) if r.field == field => r,
-                    _ => {
-                        self.open(field);
-                        self.region.take().expect("just opened")
-                    }
-                };
+                let region = self.take_region(field);
                 match region.kind {
                     FieldKind::Content | FieldKind::Reasoning => {
                         if let Value::String(v) = &value {
