@@ -37,6 +37,9 @@ struct Region {
     started: bool,
     /// `Stripped`: whitespace at the end of `raw`, held until more text shows it is inside.
     pending_ws: String,
+    /// Opened by the prompt prefix: its text is held in `muted` until the output starts, then
+    /// sent if the region is still open (a prefilled `<think>`), dropped if the prompt closed it.
+    muted: Option<String>,
 }
 
 /// A call that was sent.
@@ -60,6 +63,8 @@ struct State {
     calls: Vec<SentCall>,
     /// Everything fed, for calls that only appear in the final message.
     fed: String,
+    /// The prompt prefix's events are being read.
+    in_prompt: bool,
     out: Vec<Value>,
 }
 
@@ -138,6 +143,7 @@ impl<'s> DeltaStream<'s> {
                 reasoning: String::new(),
                 calls: Vec::new(),
                 fed: String::new(),
+                in_prompt: false,
                 out: Vec::new(),
             },
         }
@@ -176,7 +182,17 @@ impl<'s> DeltaStream<'s> {
             self.started = true;
             self.state.push_delta(json!({"role": "assistant"}));
             let state = &mut self.state;
+            state.in_prompt = true;
             self.inner.initial_events_with(&mut |e| state.on_event(e));
+            state.in_prompt = false;
+            // Regions the prompt left open continue in the output: their text so far is sent.
+            let mut regions = std::mem::take(&mut state.regions);
+            for region in &mut regions {
+                if let Some(held) = region.muted.take() {
+                    state.send_text(region.kind, &held);
+                }
+            }
+            state.regions = regions;
         }
     }
 
@@ -223,7 +239,9 @@ impl State {
     }
 
     fn open(&mut self, field: &str) {
+        let muted = self.in_prompt.then(String::new);
         self.regions.push(Region {
+            muted,
             field: field.to_owned(),
             kind: field_kind(field),
             mode: self.mode_of(field),
@@ -271,12 +289,19 @@ impl State {
                         }
                     };
                     region.sent.push_str(&out);
-                    self.send_text(region.kind, &out);
+                    match &mut region.muted {
+                        Some(held) => held.push_str(&out),
+                        None => self.send_text(region.kind, &out),
+                    }
                 }
                 self.regions.push(region);
             }
             Event::RegionClose { field, value } => {
                 let region = self.take_region(field);
+                if region.muted.is_some() {
+                    // A region of the prompt: nothing of it is output.
+                    return;
+                }
                 match region.kind {
                     FieldKind::Content | FieldKind::Reasoning => {
                         if let Value::String(v) = &value {
