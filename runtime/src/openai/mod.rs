@@ -4,8 +4,8 @@
 //!
 //! The families name their fields differently (`thinking`, `reasoning_content`, `reasoning`), and
 //! their tool calls come as `{type, function: {name, arguments}}` (optionally with the model's own
-//! `id`: Kimi's `functions.NAME:IDX`, Mistral's 9-character ids) or flat (`{name, arguments}`,
-//! Cohere's `{tool_call_id, tool_name, parameters}`). [`to_message`] maps all of them onto
+//! `id`: Kimi's `functions.NAME:IDX`, Mistral's 9-character ids) or flat (`{id?, name,
+//! arguments}`, `{tool_call_id?, tool_name, parameters}`). [`to_message`] maps all of them onto
 //!
 //! ```json
 //! {"role": "assistant", "content": "…" | null, "reasoning_content": "…",
@@ -359,7 +359,7 @@ pub fn to_message(
 /// use chatparse_runtime::openai::{parse, CounterIds, Options};
 /// use chatparse_runtime::Spec;
 ///
-/// let spec = Spec::from_json_str(r#"{"fields": {
+/// let spec = Spec::from_json_str(r#"{"start_anchor": "<|im_start|>assistant\n", "fields": {
 ///     "reasoning_content": {"open": "<think>", "close": "</think>"},
 ///     "content": {}
 /// }}"#)?;

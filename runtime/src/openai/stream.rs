@@ -105,7 +105,7 @@ struct State {
 /// ]);
 /// assert_eq!(message["content"], "Hello!");
 /// # fn chatparse_runtime_test_template() -> &'static str {
-/// #     r#"{"fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {}}}"#
+/// #     r#"{"start_anchor": "<|im_start|>assistant\n", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {}}}"#
 /// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
