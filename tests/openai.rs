@@ -744,3 +744,134 @@ proptest! {
         });
     }
 }
+
+/// Pieces of the streaming specs' formats, for generated outputs.
+const FRAGMENTS: &[&str] = &[
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|im_end|>",
+    "{\"name\": \"f\", \"arguments\": {\"a\": 1, \"b\": \"é\"}}",
+    " ",
+    "\n",
+    "hi",
+    "é",
+    "<|channel|>",
+    "analysis",
+    "final",
+    "<|message|>",
+    "<|end|>",
+    "<|start|>assistant",
+    "commentary to=functions.f",
+    " <|constrain|>json",
+    "<|call|>",
+    "<|START_THINKING|>",
+    "<|END_THINKING|>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    "[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": [1, 2.5]}}]",
+    "<|channel>thought\n",
+    "<channel|>",
+    "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>",
+    "<turn|>",
+    "<function=f>",
+    "<parameter=a>",
+    "1",
+    "</parameter>",
+    "</function>",
+    "{\"a\": 1}",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Generated outputs of the formats' own pieces, through every shipped spec that streams:
+    /// never a panic; where the one-shot parse succeeds, 1-character chunks and a random split
+    /// rebuild its message.
+    #[test]
+    fn generated_outputs_never_panic_and_rebuild(
+        picks in proptest::collection::vec(0..FRAGMENTS.len(), 0..24),
+        cut in any::<u16>(),
+    ) {
+        thread_local! {
+            static SPECS: Vec<Streamable> = streamables()
+                .into_iter()
+                .filter(|s| matches!(s.family.as_str(),
+                    "qwen3" | "qwen3_5" | "gemma4" | "gpt_oss" | "cohere_command_r7b"))
+                .collect();
+        }
+        let input: String = picks.iter().map(|&i| FRAGMENTS[i]).collect();
+        SPECS.with(|specs| {
+            assert_eq!(specs.len(), 5);
+            for s in specs {
+                let case = StreamCase {
+                    name: format!("generated {input:?}"),
+                    input: input.clone(),
+                    prefix: None,
+                    tools: None,
+                    message: None,
+                };
+                let one_shot = openai::parse(&s.spec, &input, None, None, Options::default(),
+                    Box::new(CounterIds::default()));
+                let b = boundaries(&input);
+                let chars: Vec<&str> = b.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+                match one_shot {
+                    Ok(one_shot) => {
+                        check_chunking(s, &case, &chars, &one_shot);
+                        let at = b[cut as usize % b.len()];
+                        check_chunking(s, &case, &[&input[..at], &input[at..]], &one_shot);
+                    }
+                    Err(_) => assert!(run_chunks(s, &case, &chars).is_err()),
+                }
+            }
+        });
+    }
+}
+
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        "[a-z{}\\[\\]\":, é]{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        let keys = prop_oneof![
+            Just("role".to_owned()),
+            Just("content".to_owned()),
+            Just("thinking".to_owned()),
+            Just("tool_calls".to_owned()),
+            Just("function".to_owned()),
+            Just("name".to_owned()),
+            Just("arguments".to_owned()),
+            Just("id".to_owned()),
+            Just("parameters".to_owned()),
+            "[a-z]{1,3}",
+        ];
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::vec((keys, inner), 0..5)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// Any JSON value (of the shapes messages have) converts without panicking, to an assistant
+    /// message whose `arguments` are JSON texts and whose ids are strings.
+    #[test]
+    fn any_value_converts(value in any_json(), raw in "[a-z{}\\[\\]\":, 1é]{0,40}") {
+        for raw in [None, Some(raw.as_str())] {
+            let m = to_message(&value, raw, &Options::default(), &mut CounterIds::default());
+            prop_assert_eq!(&m["role"], "assistant");
+            for call in m["tool_calls"].as_array().into_iter().flatten() {
+                prop_assert!(call["id"].is_string());
+                let args = call["function"]["arguments"].as_str().unwrap();
+                prop_assert!(loads(args).is_ok(), "{}", args);
+            }
+        }
+    }
+}
