@@ -53,7 +53,11 @@ fn reference(message: &Value) -> Reference {
             .map(|c| {
                 let f = &c["function"];
                 (
-                    c.get("id").and_then(Value::as_str).map(str::to_owned),
+                    // The call's id, or one the schema passed through into the function.
+                    c.get("id")
+                        .or_else(|| f.get("id"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                     f["name"].as_str().unwrap().to_owned(),
                     // A model that wrote `parameters` (Llama 3's key) for `arguments`.
                     f.get("arguments")
@@ -162,12 +166,43 @@ fn check_message(
             );
         }
         let id = call["id"].as_str().unwrap();
-        match id_ref {
+        // Ids the model wrote in a JSON call list whose schema drops them (Cohere's
+        // `tool_call_id`, an `id` in Apriel's list): kept where the call's arguments were found
+        // in the output.
+        let written = raw
+            .contains(arguments)
+            .then(|| written_ids(family, raw).get(i).cloned())
+            .flatten()
+            .flatten();
+        match id_ref.clone().or(written) {
             Some(own) => assert_eq!(id, own, "{at}: the model's own id is kept"),
             None => assert_eq!(id, format!("call_{i}"), "{at}: the policy's id"),
         }
     }
 }
+/// The ids written in the JSON call list of the families whose list items may carry one:
+/// Cohere's action block (`<|START_ACTION|>[{"tool_call_id": …}]`), Apriel's
+/// `<tool_calls>[{…, "id": …}]`.
+fn written_ids(family: &str, raw: &str) -> Vec<Option<String>> {
+    let (open, close, key) = match family {
+        "cohere_command_r7b" => ("<|START_ACTION|>", "<|END_ACTION|>", "tool_call_id"),
+        "apriel" => ("<tool_calls>", "</tool_calls>", "id"),
+        _ => return Vec::new(),
+    };
+    let Some(start) = raw.find(open) else {
+        return Vec::new();
+    };
+    let body = &raw[start + open.len()..];
+    let body = &body[..body.find(close).unwrap_or(body.len())];
+    let Ok(Value::Array(calls)) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    calls
+        .iter()
+        .map(|c| c.get(key).and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
 /// Every shipped x-regex schema, every reference case with a value: the reference message as an
 /// OpenAI message, with the model's argument text, ids and reasoning key.
 #[test]
@@ -262,6 +297,11 @@ fn the_models_own_ids_are_kept() {
             "mistral_small",
             "examples/mistral_small/with_call_id.txt",
             &["a8Kd02LmQ"][..],
+        ),
+        (
+            "cohere_command_r7b",
+            "examples/cohere_command_r7b/tool_calls.txt",
+            &["0", "1", "2"][..],
         ),
     ] {
         let raw = std::fs::read_to_string(repo_root().join(file)).unwrap();

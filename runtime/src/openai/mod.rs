@@ -19,7 +19,8 @@
 //! with the tools' schemas) compact JSON with non-ASCII kept as is.
 //! [`Options::normalize_arguments`] makes every `arguments` compact JSON. Ids are the model's own
 //! where the format carries one, else from an [`IdPolicy`] ([`RandomIds`] by default,
-//! [`CounterIds`] for tests).
+//! [`CounterIds`] for tests). "The model's own" includes an id the schema dropped but the model
+//! wrote in the JSON call object around the arguments (Cohere's `tool_call_id`).
 //!
 //! ```
 //! use chatparse_runtime::openai::{to_message, CounterIds, Options};
@@ -141,10 +142,12 @@ pub(crate) fn call_parts(call: &Value) -> Option<CallParts> {
         .find_map(|k| inner.get(*k))
         .cloned()
         .unwrap_or(Value::Null);
-    let id = ["id", "tool_call_id"]
+    // The call's id, or one passed through into the function object (Hermes' extra keys).
+    let id = [obj, inner]
         .iter()
-        .find_map(|k| obj.get(*k))
-        .and_then(|v| match v {
+        .flat_map(|o| ["id", "tool_call_id"].map(|k| o.get(k)))
+        .flatten()
+        .find_map(|v| match v {
             Value::String(s) if !s.is_empty() => Some(s.clone()),
             _ => None,
         });
@@ -169,7 +172,7 @@ fn compact(value: &Value) -> String {
     value.to_string()
 }
 
-/// The `arguments` text of a parsed arguments value.
+/// The `arguments` text of a parsed arguments value, and the id the model wrote around it.
 ///
 /// * `normalize`: compact JSON of the value (a string value that is itself JSON text is parsed
 ///   first, so `"{\"a\": 1}"` gives `{"a":1}`).
@@ -179,24 +182,59 @@ fn compact(value: &Value) -> String {
 ///   as written, and `*cursor` moves past it. Not found (the value was built from XML parameters,
 ///   a pythonic call, Gemma's dialect, or converted with the tools' schemas): compact JSON.
 /// * Absent arguments (`Null`) give `{}`; a string that is not JSON is encoded as a JSON string.
-pub(crate) fn arguments_text(
+///
+/// The id: where the arguments were found in `raw`, the `"id"` or `"tool_call_id"` string of the
+/// innermost JSON object enclosing them (Cohere's `{"tool_call_id": "0", "tool_name": …,
+/// "parameters": {…}}`, whose schema drops the id).
+pub(crate) fn arguments_and_id(
     arguments: &Value,
     raw: Option<&str>,
     cursor: &mut usize,
     normalize: bool,
-) -> String {
-    match arguments {
-        Value::Null => "{}".to_owned(),
+) -> (String, Option<String>) {
+    let from = *cursor;
+    let (text, found) = match arguments {
+        Value::Null => ("{}".to_owned(), None),
         Value::String(s) => match py::json::loads(s) {
-            Ok(v) if normalize => compact(&v),
-            Ok(_) => s.clone(),
-            Err(_) => compact(arguments),
+            Ok(v) if normalize => (compact(&v), None),
+            Ok(_) => (s.clone(), None),
+            Err(_) => (compact(arguments), None),
         },
-        Value::Object(_) | Value::Array(_) if !normalize => raw
-            .and_then(|raw| find_json(raw, cursor, arguments))
-            .unwrap_or_else(|| compact(arguments)),
-        _ => compact(arguments),
+        Value::Object(_) | Value::Array(_) => {
+            match raw.and_then(|raw| find_json(raw, cursor, arguments)) {
+                Some(found) if !normalize => (found.clone(), Some(found)),
+                Some(found) => (compact(arguments), Some(found)),
+                None => (compact(arguments), None),
+            }
+        }
+        _ => (compact(arguments), None),
+    };
+    let id = match (raw, found) {
+        (Some(raw), Some(found)) => enclosing_id(raw, from, *cursor - found.len(), *cursor),
+        _ => None,
+    };
+    (text, id)
+}
+
+/// The `id`/`tool_call_id` string of the innermost JSON object in `raw[from..]` that encloses
+/// `raw[begin..end]`.
+fn enclosing_id(raw: &str, from: usize, begin: usize, end: usize) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut at = begin;
+    while at > from {
+        at = memchr::memrchr(b'{', &bytes[from..at])? + from;
+        if let Some((Value::Object(obj), len)) = py::json::raw_decode(&raw[at..]) {
+            if at + len >= end {
+                return ["id", "tool_call_id"]
+                    .iter()
+                    .find_map(|k| match obj.get(*k) {
+                        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+                        _ => None,
+                    });
+            }
+        }
     }
+    None
 }
 
 /// The first substring of `raw[*cursor..]` that decodes to `value`; moves the cursor past it.
@@ -329,7 +367,7 @@ pub fn to_message(
         .iter()
         .enumerate()
         .map(|(index, call)| {
-            let arguments = arguments_text(
+            let (arguments, raw_id) = arguments_and_id(
                 &call.arguments,
                 raw,
                 &mut cursor,
@@ -338,6 +376,7 @@ pub fn to_message(
             let id = call
                 .id
                 .clone()
+                .or(raw_id)
                 .unwrap_or_else(|| ids.next_id(&call.name, index));
             call_json(&id, &call.name, &arguments)
         })

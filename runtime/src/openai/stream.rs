@@ -3,8 +3,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    arguments_text, assemble, call_json, calls_of, field_kind, message_parts, FieldKind, IdPolicy,
-    OpenAiError, Options,
+    arguments_and_id, assemble, call_json, calls_of, field_kind, message_parts, FieldKind,
+    IdPolicy, OpenAiError, Options,
 };
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
@@ -313,13 +313,13 @@ impl State {
                     FieldKind::ToolCalls => {
                         let mut cursor = 0;
                         for call in calls_of(&value) {
-                            let arguments = arguments_text(
+                            let (arguments, raw_id) = arguments_and_id(
                                 &call.arguments,
                                 Some(&region.raw),
                                 &mut cursor,
                                 self.options.normalize_arguments,
                             );
-                            self.send_call(call.id, call.name, arguments);
+                            self.send_call(call.id.or(raw_id), call.name, arguments);
                         }
                     }
                     FieldKind::Other => {}
@@ -386,13 +386,13 @@ impl State {
         }
         let mut cursor = 0;
         for call in parts.calls.iter().skip(self.calls.len()) {
-            let arguments = arguments_text(
+            let (arguments, raw_id) = arguments_and_id(
                 &call.arguments,
                 Some(&self.fed),
                 &mut cursor,
                 self.options.normalize_arguments,
             );
-            self.send_call(call.id.clone(), call.name.clone(), arguments);
+            self.send_call(call.id.clone().or(raw_id), call.name.clone(), arguments);
         }
         let calls = self
             .calls
