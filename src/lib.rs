@@ -75,6 +75,22 @@
 #[cfg(doctest)]
 pub struct ReadmeStreamingInterface;
 
+/// The README's example of the OpenAI message conversion, as a doctest:
+///
+/// ```
+/// use chatparse::runtime::openai::{to_message, CounterIds, Options};
+///
+/// let raw = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kimi_k2/tool_call.txt"))?;
+/// let parsed = chatparse::shipped::schema("kimi_k2").unwrap().parse(&raw)?;
+/// let message = to_message(&parsed, Some(&raw), &Options::default(), &mut CounterIds::default());
+/// assert_eq!(message["tool_calls"][0]["id"], "functions.fetch_url:0");
+/// assert_eq!(message["tool_calls"][0]["function"]["arguments"],
+///            r#"{"url": "https://news.ycombinator.com/", "max_chars": 5000}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(doctest)]
+pub struct ReadmeOpenAiMessage;
+
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use chatparse::runtime::stream::NotStreamable;
-use chatparse::runtime::{display_pointer, Spec, StreamSetupError};
+use chatparse::runtime::{display_pointer, openai, Spec, StreamSetupError};
 use chatparse::{shipped, templates, Schema, SchemaError};
 
 /// Exit codes of the contract.
@@ -60,6 +60,71 @@ struct StreamArgs {
     /// types their parameter schemas declare.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    #[command(flatten)]
+    openai: OpenAiArgs,
+}
+
+/// The OpenAI chat-completion shape (`--openai` and its options).
+#[derive(clap::Args)]
+struct OpenAiArgs {
+    /// Print the OpenAI chat-completion shape: `parse` one assistant `message`, `stream` one
+    /// `{"index":0,"delta":{…},"finish_reason":…}` chunk object per line.
+    #[arg(long)]
+    openai: bool,
+    /// With --openai: the key of the reasoning text.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "reasoning-content",
+        requires = "openai"
+    )]
+    reasoning_key: ReasoningKeyArg,
+    /// With --openai: every tool-call `arguments` as compact JSON (default: the model's own JSON
+    /// text where it wrote JSON).
+    #[arg(long, requires = "openai")]
+    normalize_arguments: bool,
+    /// With --openai: ids of calls the model gave none (`call_` + 24 random alphanumerics, or
+    /// `call_0`, `call_1`, … for reproducible output).
+    #[arg(long, value_enum, default_value = "random", requires = "openai")]
+    call_ids: CallIds,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReasoningKeyArg {
+    /// `reasoning_content`.
+    ReasoningContent,
+    /// `reasoning`.
+    Reasoning,
+    /// Both keys.
+    Both,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CallIds {
+    /// `call_` + 24 random ASCII letters and digits.
+    Random,
+    /// `call_0`, `call_1`, …
+    Counter,
+}
+
+impl OpenAiArgs {
+    fn options(&self) -> openai::Options {
+        openai::Options {
+            reasoning: match self.reasoning_key {
+                ReasoningKeyArg::ReasoningContent => openai::ReasoningKey::ReasoningContent,
+                ReasoningKeyArg::Reasoning => openai::ReasoningKey::Reasoning,
+                ReasoningKeyArg::Both => openai::ReasoningKey::Both,
+            },
+            normalize_arguments: self.normalize_arguments,
+        }
+    }
+
+    fn ids(&self) -> Box<dyn openai::IdPolicy> {
+        match self.call_ids {
+            CallIds::Random => Box::new(openai::RandomIds::new()),
+            CallIds::Counter => Box::new(openai::CounterIds::default()),
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -72,11 +137,19 @@ struct ParseArgs {
     #[arg(long, value_enum)]
     engine: Option<Engine>,
     /// Every input line is a JSON string (one model output); print one result per line.
-    #[arg(long, conflicts_with = "pretty")]
+    #[arg(long, conflicts_with_all = ["pretty", "openai"])]
     jsonl: bool,
     /// Pretty-print the message.
     #[arg(long)]
     pretty: bool,
+    /// With --openai: the prompt the model continues (response templates), read from FILE.
+    #[arg(long, value_name = "FILE", requires = "openai")]
+    prefix: Option<PathBuf>,
+    /// With --openai: a JSON array of the tools offered to the model (response templates).
+    #[arg(long, value_name = "FILE", requires = "openai")]
+    tools: Option<PathBuf>,
+    #[command(flatten)]
+    openai: OpenAiArgs,
     /// Input file (`-` or none: standard input).
     file: Option<PathBuf>,
 }
@@ -230,6 +303,9 @@ fn read_input(file: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
 }
 
 fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
+    if args.openai.openai {
+        return parse_openai(&args);
+    }
     let runner = load_runner(&args.schema, args.engine)?;
     let input = read_input(args.file.as_ref())?;
     let stdout = io::stdout();
@@ -258,6 +334,58 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
     writeln!(out, "{json}")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `parse --openai`: the spec `stream` runs for the same `--schema` (a shipped response template
+/// before a shipped schema of the same name), so that both give the same message.
+fn parse_openai(args: &ParseArgs) -> Result<ExitCode, Failure> {
+    let spec = load_stream_spec(&args.schema)?;
+    let prefix = args
+        .prefix
+        .as_ref()
+        .map(|p| read_text_file("prefix", p))
+        .transpose()?;
+    let tools = args.tools.as_ref().map(read_tools).transpose()?;
+    let input = read_input(args.file.as_ref())?;
+    let text = std::str::from_utf8(&input)
+        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let message = openai::parse(
+        &spec,
+        text,
+        prefix.as_deref(),
+        tools.as_deref(),
+        args.openai.options(),
+        args.openai.ids(),
+    )
+    .map_err(|e| match e {
+        openai::OpenAiError::Setup(e) => setup_failure(&args.schema, e),
+        openai::OpenAiError::Parse(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
+    })?;
+    let json = if args.pretty {
+        serde_json::to_string_pretty(&message)
+    } else {
+        serde_json::to_string(&message)
+    }
+    .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    writeln!(out, "{json}")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn setup_failure(schema: &str, e: StreamSetupError) -> Failure {
+    match e {
+        StreamSetupError::NotStreamable(why) => not_streamable(schema, &why),
+        StreamSetupError::NotApplicable { .. } => Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!(
+                "--prefix and --tools apply to response templates; the x-regex schema {schema} \
+                 parses the model output alone"
+            ),
+        ),
+        StreamSetupError::Prefix(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
+    }
 }
 
 /// `--jsonl`: one JSON string per line in, one value or `{"error": …}` per line out. Blank lines
@@ -396,46 +524,8 @@ fn read_tools(path: &PathBuf) -> Result<Vec<serde_json::Value>, Failure> {
     })
 }
 
-/// One JSON event per line, flushed after every read; the final message last.
-fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
-    let spec = load_stream_spec(&args.schema)?;
-    let prefix = match &args.prefix {
-        Some(path) => read_text_file("prefix", path)?,
-        None => String::new(),
-    };
-    let tools = match &args.tools {
-        Some(path) => read_tools(path)?,
-        None => Vec::new(),
-    };
-    let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let mut parser = spec
-        .stream(
-            args.prefix.is_some().then_some(prefix.as_str()),
-            args.tools.is_some().then_some(tools.as_slice()),
-        )
-        .map_err(|e| match e {
-            StreamSetupError::NotStreamable(why) => not_streamable(&args.schema, &why),
-            StreamSetupError::NotApplicable { .. } => Failure::new(
-                EXIT_BAD_SCHEMA,
-                format!(
-                    "--prefix and --tools apply to response templates; the x-regex schema {} \
-                     parses the model output alone",
-                    args.schema
-                ),
-            ),
-            StreamSetupError::Prefix(e) => parse_failure(e),
-        })?;
-    let mut written = Ok(());
-    parser.initial_events_with(&mut |event| {
-        if written.is_ok() {
-            written = writeln!(out, "{}", event.to_json());
-        }
-    });
-    written?;
-    out.flush()?;
-
+/// Standard input as it arrives, in whole UTF-8 characters, to `feed`.
+fn read_stdin_chunks(mut feed: impl FnMut(&str) -> Result<(), Failure>) -> Result<(), Failure> {
     let mut stdin = io::stdin().lock();
     let mut buf = vec![0u8; 64 * 1024];
     // Bytes read but not yet fed: at most an incomplete UTF-8 sequence split across reads.
@@ -469,6 +559,74 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
             }
         };
         let text = std::str::from_utf8(pending.get(..valid).unwrap_or_default()).unwrap_or("");
+        feed(text)?;
+        pending.drain(..valid);
+        fed += valid;
+    }
+    if !pending.is_empty() {
+        return Err(Failure::new(
+            EXIT_PARSE_ERROR,
+            "input is not valid UTF-8: it ends inside a multi-byte sequence",
+        ));
+    }
+    Ok(())
+}
+
+/// One JSON event per line, flushed after every read; the final message last.
+fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
+    let spec = load_stream_spec(&args.schema)?;
+    let prefix = match &args.prefix {
+        Some(path) => read_text_file("prefix", path)?,
+        None => String::new(),
+    };
+    let tools = match &args.tools {
+        Some(path) => read_tools(path)?,
+        None => Vec::new(),
+    };
+    let prefix = args.prefix.is_some().then_some(prefix.as_str());
+    let tools = args.tools.is_some().then_some(tools.as_slice());
+    let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    if args.openai.openai {
+        let mut deltas = openai::DeltaStream::from_spec(
+            &spec,
+            prefix,
+            tools,
+            args.openai.options(),
+            args.openai.ids(),
+        )
+        .map_err(|e| match e {
+            openai::OpenAiError::Setup(e) => setup_failure(&args.schema, e),
+            openai::OpenAiError::Parse(e) => parse_failure(e),
+        })?;
+        read_stdin_chunks(|text| {
+            for chunk in deltas.feed(text).map_err(parse_failure)? {
+                writeln!(out, "{chunk}")?;
+            }
+            out.flush()?;
+            Ok(())
+        })?;
+        let (chunks, _message) = deltas.finish().map_err(parse_failure)?;
+        for chunk in chunks {
+            writeln!(out, "{chunk}")?;
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut parser = spec
+        .stream(prefix, tools)
+        .map_err(|e| setup_failure(&args.schema, e))?;
+    let mut written = Ok(());
+    parser.initial_events_with(&mut |event| {
+        if written.is_ok() {
+            written = writeln!(out, "{}", event.to_json());
+        }
+    });
+    written?;
+    out.flush()?;
+
+    read_stdin_chunks(|text| {
         let mut written = Ok(());
         parser
             .feed_with(text, &mut |event| {
@@ -479,15 +637,8 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
             .map_err(parse_failure)?;
         written?;
         out.flush()?;
-        pending.drain(..valid);
-        fed += valid;
-    }
-    if !pending.is_empty() {
-        return Err(Failure::new(
-            EXIT_PARSE_ERROR,
-            "input is not valid UTF-8: it ends inside a multi-byte sequence",
-        ));
-    }
+        Ok(())
+    })?;
     let mut written = Ok(());
     let message = parser
         .finish_with(&mut |event| {

@@ -27,6 +27,7 @@ mod diag;
 mod error;
 pub mod gemma4;
 pub mod jmespath;
+pub mod openai;
 mod pointer;
 pub mod py;
 pub mod schema;

@@ -128,6 +128,22 @@ impl std::fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// Python's `json.JSONDecoder().raw_decode(text)`: the value that starts at the beginning of
+/// `text` (no leading whitespace) and the byte offset where it ends; `None` where Python raises.
+pub(crate) fn raw_decode(text: &str) -> Option<(Value, usize)> {
+    let mut parser = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        deferred: None,
+    };
+    let value = parser.parse_value().ok()?;
+    match parser.deferred {
+        Some(_) => None,
+        None => Some((value, parser.pos)),
+    }
+}
+
 /// Python's `json.loads(text)`.
 ///
 /// Numbers come back as Python would type them: integers exactly (any length up to Python's

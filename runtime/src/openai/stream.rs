@@ -1,0 +1,409 @@
+//! OpenAI streaming deltas over any [`MessageStream`].
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    arguments_and_id, assemble, call_json, calls_of, field_kind, message_parts, FieldKind,
+    IdPolicy, OpenAiError, Options,
+};
+use crate::error::ParseError;
+use crate::py::unicode::is_space;
+use crate::spec::Spec;
+use crate::stream::{Event, MessageStream};
+use crate::template::ContentParser;
+
+/// How a text field's region chunks relate to its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextMode {
+    /// The value is the text as written (x-regex regions, `text` with `strip: false`).
+    Kept,
+    /// The value is the text with Python's `str.strip()` applied (`text`, the default).
+    Stripped,
+    /// The value only exists at the close (structured content parsers).
+    Held,
+}
+
+/// The open region.
+#[derive(Debug)]
+struct Region {
+    field: String,
+    kind: FieldKind,
+    mode: TextMode,
+    /// Everything written into the region.
+    raw: String,
+    /// What this region has sent as deltas.
+    sent: String,
+    /// `Stripped`: some non-whitespace text has arrived.
+    started: bool,
+    /// `Stripped`: whitespace at the end of `raw`, held until more text shows it is inside.
+    pending_ws: String,
+    /// Opened by the prompt prefix: its text is held in `muted` until the output starts, then
+    /// sent if the region is still open (a prefilled `<think>`), dropped if the prompt closed it.
+    muted: Option<String>,
+}
+
+/// A call that was sent.
+#[derive(Debug)]
+struct SentCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The adapter's state, apart from the stream it drives (so the stream's callback can borrow it).
+struct State {
+    options: Options,
+    ids: Box<dyn IdPolicy>,
+    /// Text modes of the spec's fields (unlisted: `Kept`).
+    modes: Vec<(String, TextMode)>,
+    /// The open regions (an x-regex stream may close them out of order, at the end).
+    regions: Vec<Region>,
+    content: String,
+    reasoning: String,
+    calls: Vec<SentCall>,
+    /// Everything fed, for calls that only appear in the final message.
+    fed: String,
+    /// The prompt prefix's events are being read.
+    in_prompt: bool,
+    out: Vec<Value>,
+}
+
+/// OpenAI `choices[0]` chunk objects from a [`MessageStream`]: `{"index": 0, "delta": {…},
+/// "finish_reason": null}` per delta, ending with `finish_reason` `"tool_calls"` (the message has
+/// calls) or `"stop"`.
+///
+/// The first delta is `{"role": "assistant"}`. Reasoning and content deltas follow as their text
+/// arrives: whitespace that the spec strips from a region's value is held back (leading whitespace
+/// dropped, trailing whitespace sent only once more text follows it), so the deltas of each field
+/// concatenate to exactly the final message's text. A tool call is sent when its region closes (its
+/// value, and so its arguments, only exist then): one delta with `index`, `id`, `type` and
+/// `function.name` (and `arguments: ""`), then one with the whole `function.arguments` text. The
+/// message [`DeltaStream::finish`] returns is what the deltas rebuild; it equals [`super::parse`]
+/// of the whole output, for any chunking.
+///
+/// ```
+/// use chatparse_runtime::openai::{CounterIds, DeltaStream, Options};
+/// use chatparse_runtime::Spec;
+///
+/// let spec = Spec::from_json_str(chatparse_runtime_test_template())?;
+/// let mut stream = DeltaStream::from_spec(&spec, None, None, Options::default(),
+///                                         Box::new(CounterIds::default()))?;
+/// let mut chunks = Vec::new();
+/// for piece in ["<think>\nHm", ".\n</think>\n\nHel", "lo!"] {
+///     chunks.extend(stream.feed(piece)?);
+/// }
+/// let (last, message) = stream.finish()?;
+/// chunks.extend(last);
+/// let lines: Vec<String> = chunks.iter().map(|c| c.to_string()).collect();
+/// assert_eq!(lines, [
+///     r#"{"index":0,"delta":{"role":"assistant"},"finish_reason":null}"#,
+///     r#"{"index":0,"delta":{"reasoning_content":"Hm"},"finish_reason":null}"#,
+///     r#"{"index":0,"delta":{"reasoning_content":"."},"finish_reason":null}"#,
+///     r#"{"index":0,"delta":{"content":"Hel"},"finish_reason":null}"#,
+///     r#"{"index":0,"delta":{"content":"lo!"},"finish_reason":null}"#,
+///     r#"{"index":0,"delta":{},"finish_reason":"stop"}"#,
+/// ]);
+/// assert_eq!(message["content"], "Hello!");
+/// # fn chatparse_runtime_test_template() -> &'static str {
+/// #     r#"{"start_anchor": "<|im_start|>assistant\n", "fields": {"reasoning_content": {"open": "<think>", "close": "</think>"}, "content": {}}}"#
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct DeltaStream<'s> {
+    inner: Box<dyn MessageStream + 's>,
+    started: bool,
+    state: State,
+}
+
+impl std::fmt::Debug for DeltaStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaStream")
+            .field("started", &self.started)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> DeltaStream<'s> {
+    /// Adapts any stream. Without the spec, every text region is taken to be its value as written
+    /// (no stripping); [`DeltaStream::from_spec`] reads each field's behaviour from the spec.
+    pub fn new(
+        stream: Box<dyn MessageStream + 's>,
+        options: Options,
+        ids: Box<dyn IdPolicy>,
+    ) -> Self {
+        DeltaStream {
+            inner: stream,
+            started: false,
+            state: State {
+                options,
+                ids,
+                modes: Vec::new(),
+                regions: Vec::new(),
+                content: String::new(),
+                reasoning: String::new(),
+                calls: Vec::new(),
+                fed: String::new(),
+                in_prompt: false,
+                out: Vec::new(),
+            },
+        }
+    }
+
+    /// Starts a stream of `spec` ([`Spec::stream`]: `prefix` is the prompt, `tools` the tools
+    /// offered) and adapts it.
+    pub fn from_spec(
+        spec: &'s Spec,
+        prefix: Option<&str>,
+        tools: Option<&[Value]>,
+        options: Options,
+        ids: Box<dyn IdPolicy>,
+    ) -> Result<Self, OpenAiError> {
+        let stream = spec.stream(prefix, tools)?;
+        let mut this = DeltaStream::new(stream, options, ids);
+        if let Some(template) = spec.template() {
+            this.state.modes = template
+                .fields
+                .iter()
+                .map(|f| {
+                    let mode = match f.content {
+                        ContentParser::Text { strip: true } => TextMode::Stripped,
+                        ContentParser::Text { strip: false } => TextMode::Kept,
+                        _ => TextMode::Held,
+                    };
+                    (f.name.clone(), mode)
+                })
+                .collect();
+        }
+        Ok(this)
+    }
+
+    fn start(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.state.push_delta(json!({"role": "assistant"}));
+            let state = &mut self.state;
+            state.in_prompt = true;
+            self.inner.initial_events_with(&mut |e| state.on_event(e));
+            state.in_prompt = false;
+            // Regions the prompt left open continue in the output: their text so far is sent.
+            let mut regions = std::mem::take(&mut state.regions);
+            for region in &mut regions {
+                if let Some(held) = region.muted.take() {
+                    state.send_text(region.kind, &held);
+                }
+            }
+            state.regions = regions;
+        }
+    }
+
+    /// Feeds the next piece of output; returns the chunk objects it completes (the first call
+    /// also returns the `role` delta).
+    pub fn feed(&mut self, chunk: &str) -> Result<Vec<Value>, ParseError> {
+        self.start();
+        self.state.fed.push_str(chunk);
+        let state = &mut self.state;
+        self.inner.feed_with(chunk, &mut |e| state.on_event(e))?;
+        Ok(std::mem::take(&mut self.state.out))
+    }
+
+    /// Ends the output: the last chunk objects (the last one carries `finish_reason`) and the
+    /// OpenAI message the deltas rebuild.
+    pub fn finish(mut self) -> Result<(Vec<Value>, Value), ParseError> {
+        self.start();
+        let mut state = self.state;
+        let message = self.inner.finish_with(&mut |e| state.on_event(e))?;
+        let message = state.reconcile(&message);
+        let reason = if message.get("tool_calls").is_some() {
+            "tool_calls"
+        } else {
+            "stop"
+        };
+        state
+            .out
+            .push(json!({"index": 0, "delta": {}, "finish_reason": reason}));
+        Ok((state.out, message))
+    }
+}
+
+impl State {
+    fn push_delta(&mut self, delta: Value) {
+        self.out
+            .push(json!({"index": 0, "delta": delta, "finish_reason": null}));
+    }
+
+    fn mode_of(&self, field: &str) -> TextMode {
+        self.modes
+            .iter()
+            .find(|(name, _)| name == field)
+            .map_or(TextMode::Kept, |(_, mode)| *mode)
+    }
+
+    fn open(&mut self, field: &str) {
+        let muted = self.in_prompt.then(String::new);
+        self.regions.push(Region {
+            muted,
+            field: field.to_owned(),
+            kind: field_kind(field),
+            mode: self.mode_of(field),
+            raw: String::new(),
+            sent: String::new(),
+            started: false,
+            pending_ws: String::new(),
+        });
+    }
+
+    /// Takes the open region of `field` out (opening one if the stream sent no `RegionOpen`).
+    fn take_region(&mut self, field: &str) -> Region {
+        let at = match self.regions.iter().rposition(|r| r.field == field) {
+            Some(at) => at,
+            None => {
+                self.open(field);
+                self.regions.len() - 1
+            }
+        };
+        self.regions.remove(at)
+    }
+
+    fn on_event(&mut self, event: Event<'_>) {
+        match event {
+            Event::RegionOpen { field } => self.open(field),
+            Event::RegionChunk { field, text, dirty } => {
+                let mut region = self.take_region(field);
+                region.raw.push_str(&text);
+                if matches!(region.kind, FieldKind::Content | FieldKind::Reasoning) && !dirty {
+                    let out = match region.mode {
+                        TextMode::Kept => text.into_owned(),
+                        TextMode::Held => String::new(),
+                        TextMode::Stripped => {
+                            let mut t: &str = &text;
+                            if !region.started {
+                                t = t.trim_start_matches(is_space);
+                                region.started = !t.is_empty();
+                            }
+                            let mut all = std::mem::take(&mut region.pending_ws);
+                            all.push_str(t);
+                            let keep = all.trim_end_matches(is_space).len();
+                            region.pending_ws = all[keep..].to_owned();
+                            all.truncate(keep);
+                            all
+                        }
+                    };
+                    region.sent.push_str(&out);
+                    match &mut region.muted {
+                        Some(held) => held.push_str(&out),
+                        None => self.send_text(region.kind, &out),
+                    }
+                }
+                self.regions.push(region);
+            }
+            Event::RegionClose { field, value } => {
+                let region = self.take_region(field);
+                if region.muted.is_some() {
+                    // A region of the prompt: nothing of it is output.
+                    return;
+                }
+                match region.kind {
+                    FieldKind::Content | FieldKind::Reasoning => {
+                        if let Value::String(v) = &value {
+                            if let Some(rest) = v.strip_prefix(region.sent.as_str()) {
+                                self.send_text(region.kind, rest);
+                            }
+                        }
+                    }
+                    FieldKind::ToolCalls => {
+                        let mut cursor = 0;
+                        for call in calls_of(&value) {
+                            let (arguments, raw_id) = arguments_and_id(
+                                &call.arguments,
+                                Some(&region.raw),
+                                &mut cursor,
+                                self.options.normalize_arguments,
+                            );
+                            self.send_call(call.id.or(raw_id), call.name, arguments);
+                        }
+                    }
+                    FieldKind::Other => {}
+                }
+            }
+        }
+    }
+
+    fn send_text(&mut self, kind: FieldKind, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut delta = Map::new();
+        match kind {
+            FieldKind::Content => {
+                self.content.push_str(text);
+                delta.insert("content".into(), Value::String(text.to_owned()));
+            }
+            FieldKind::Reasoning => {
+                self.reasoning.push_str(text);
+                for key in self.options.reasoning.keys() {
+                    delta.insert((*key).into(), Value::String(text.to_owned()));
+                }
+            }
+            _ => return,
+        }
+        self.push_delta(Value::Object(delta));
+    }
+
+    fn send_call(&mut self, id: Option<String>, name: String, arguments: String) {
+        let index = self.calls.len();
+        let id = id.unwrap_or_else(|| self.ids.next_id(&name, index));
+        self.push_delta(json!({"tool_calls": [{
+            "index": index, "id": id, "type": "function",
+            "function": {"name": name, "arguments": ""}
+        }]}));
+        if !arguments.is_empty() {
+            self.push_delta(json!({"tool_calls": [{
+                "index": index, "function": {"arguments": arguments}
+            }]}));
+        }
+        self.calls.push(SentCall {
+            id,
+            name,
+            arguments,
+        });
+    }
+
+    /// The final message: sends what the final message has beyond the deltas so far (text a
+    /// region close or a `join` added, calls that had no region) and builds the OpenAI message.
+    fn reconcile(&mut self, message: &Value) -> Value {
+        let parts = message_parts(message);
+        if let Some(content) = &parts.content {
+            if let Some(rest) = content.strip_prefix(self.content.as_str()) {
+                let rest = rest.to_owned();
+                self.send_text(FieldKind::Content, &rest);
+            }
+        }
+        if let Some(reasoning) = &parts.reasoning {
+            if let Some(rest) = reasoning.strip_prefix(self.reasoning.as_str()) {
+                let rest = rest.to_owned();
+                self.send_text(FieldKind::Reasoning, &rest);
+            }
+        }
+        let mut cursor = 0;
+        for call in parts.calls.iter().skip(self.calls.len()) {
+            let (arguments, raw_id) = arguments_and_id(
+                &call.arguments,
+                Some(&self.fed),
+                &mut cursor,
+                self.options.normalize_arguments,
+            );
+            self.send_call(call.id.clone().or(raw_id), call.name.clone(), arguments);
+        }
+        let calls = self
+            .calls
+            .iter()
+            .map(|c| call_json(&c.id, &c.name, &c.arguments))
+            .collect();
+        assemble(
+            parts.content.as_deref(),
+            parts.reasoning.as_deref(),
+            calls,
+            &self.options,
+        )
+    }
+}
