@@ -25,7 +25,11 @@ fn tiny(c: &mut Criterion) {
         for t in TINY {
             let value = chatparse::models::parse_value_fn(name).expect("generated")(t);
             let expected = schema.parse(t).expect("tiny messages parse");
-            assert_eq!(expected, value.expect("tiny messages parse"), "{name}: {t:?}");
+            assert_eq!(
+                expected,
+                value.expect("tiny messages parse"),
+                "{name}: {t:?}"
+            );
         }
         let mut group = c.benchmark_group(format!("tiny.{name}"));
         group.throughput(Throughput::Bytes(text.len() as u64));

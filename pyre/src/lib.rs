@@ -705,7 +705,11 @@ impl PyRegex {
         if !self.translation.can_match_empty {
             return self.search_at(hay, pos, &mut ScanCache::default());
         }
-        if self.prefilter.as_ref().is_some_and(|p| p.no_match_from(hay, pos)) {
+        if self
+            .prefilter
+            .as_ref()
+            .is_some_and(|p| p.no_match_from(hay, pos))
+        {
             return Ok(None);
         }
         if let Some(program) = self.strategy.backtracker() {
