@@ -86,7 +86,7 @@ def literal_runs(p):
     return sorted(set(out))
 
 def schema_patterns():
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../schemas")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../schemas")
     found = []
     def walk(v):
         if isinstance(v, dict):
@@ -173,6 +173,26 @@ for p, t in [(r"^(?:\s*<think>)?(.*?</think>)", r"<think>\1"), (r"<e>.*", ""), (
              (r"(x)", r"\1\1"), (r"x?", ""), (r"(<)(e)>", r"\1\g<2>>"), (r"<e>", "<e>"), (r"^(.)(.*)$", r"\1\2"),
              (r"(?:<think>)?(a)", r"<think>\1"), (r"ü", "ü"), (r"\s+", " ")]:
     add(p, SUB_SLICE_HAYS, t)
+# marker-free text (engine/prefilter.rs): patterns answered without an engine when the text holds
+# none of their required literals (no match) or, for the whole-message shape, none of the literals
+# of the items around the stripped content; every shipped x-regex, shape variants and near misses
+# (one-character literals, case folding, ASCII \s, (?m)^, no DOTALL, greedy where lazy is needed)
+MARKER_FREE_SHAPES = [
+    r"^\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??(?:<e>|$)", r"^\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??$",
+    r"\A\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>\s*$|$)", r"^(?:<t>.*?</t>)?\s*(?:(\S(?:.*?\S)??)\s*)??(?:(<k>.*))?$",
+    r"^\s*(?:(\S(?:.*?\S)?)\s*)??(?:<e>|$)", r"^\s*(?:(\S(?:.*?\S)??)\s*)?(?:<e>|$)", r"(?m)^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>|$)",
+    r"(?-s:^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>|$))", r"(?a)^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>|$)",
+    r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:(?i:<e>)|$)", r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>|$|x)", r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:\{|$)",
+    r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:(?=<e>)|$)", r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>+|$)", r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:(?:<e>){0}|$)",
+    r"(?:ab|cd)x*", r"a(?:bc|d)", r"(?i)<e>(.*)", r"(?:<e>){1,3}", r"(?:<e>)*", r"x?<e>|<f>", r"<e>|y?", r"(<e>)?(<f>)",
+    r"^\s*(\{\s*\"(?:name|type)\"\s*:)", r"(.)\1<e>",
+]
+MARKER_FREE_HAYS = ["", " ", "\n", "\n\n", "x", "Hello!", "Hello! How can I help you today?", "  Hi there \n", "Hi\n", "Hi\n\n",
+                    "\u3000Hi\x1c", "\x85Hi\u2028", "a\u200bb\u200b", "\u00e9 \u00fc\n", "line1\nline2\n", "\t\r\n",
+                    "<thin k>", "< think>", "tool_call", "[TOOL_CALLS", "<|im_end", "{\"a\": 1}", "\n x", "x \n\n", "<E>", "<", "abx", "cd",
+                    "<e", "e>", "<f", "xy", "Sure, the capital of France is Paris. Anything else?"]
+for p in MARKER_FREE_SHAPES + schema_patterns():
+    add(p, MARKER_FREE_HAYS, r"[\g<0>]")
 # errors
 for p in ["(", ")", "[a", "a**", "(?<=a+)b", r"\q", "(?P<1>x)", "a{2}{3}", "*", "(?i)a(?m)", "[z-a]", r"[\d-z]", "(?L)a", "(?au)a", "(?a)(?u)a", "(?(1)a|b)", "(?(0)a)", "(?P=x)", "(?P<x>(?P=x))", "a{2,1}", r"\8", r"\400", "\\", "[]", "x{4294967295}", "(?<x>a)", "(?z)", "(?-)", "(?i-i:a)", r"\b*", "^*", "a*?+", r"\u12", r"[\A]", r"(a\1)", "(?P<x>a)(?P<x>b)", "(?#abc", "(?(1)a|b|c)", "(?<=a|bc)"]:
     add(p, [""])

@@ -168,6 +168,9 @@ pub struct PyRegex {
     main: Compiled,
     /// How searches run (chosen once from the pattern's shape; see `engine`).
     strategy: Strategy,
+    /// The answer without any engine when the text holds none of the pattern's markers
+    /// (`engine/prefilter.rs`).
+    prefilter: Option<engine::prefilter::Prefilter>,
     /// `(?:P)(?!\G)` on fancy-regex, for the search after an empty match; built on first use.
     not_empty_at_start: OnceCell<Result<Compiled, RegexError>>,
     backtrack_limit: usize,
@@ -383,7 +386,9 @@ impl PyRegex {
             backtrack_limit,
         )?;
         let strategy = Strategy::choose(&ast, &translation);
+        let prefilter = strategy.prefilter(&ast);
         Ok(PyRegex {
+            prefilter,
             pattern: python_pattern.to_string(),
             translation,
             ast,
@@ -400,6 +405,7 @@ impl PyRegex {
     #[doc(hidden)]
     pub fn disable_fast_paths(&mut self) {
         self.strategy = Strategy::Automaton(Automaton::Scan);
+        self.prefilter = None;
     }
 
     /// Runs every search on the backtracking matcher, if it supports the pattern (tests hold it
@@ -408,6 +414,7 @@ impl PyRegex {
     pub(crate) fn force_backtrack(&mut self) -> bool {
         match engine::backtrack::Program::compile(&self.ast) {
             Some(program) => {
+                self.prefilter = None;
                 self.strategy = Strategy::Backtrack {
                     program,
                     fallback: Automaton::Scan,
@@ -443,6 +450,25 @@ impl PyRegex {
     /// ```
     pub fn uses_substring_search(&self) -> bool {
         matches!(self.strategy, Strategy::Substring(_))
+    }
+
+    /// The literals whose absence answers a search without any engine, and whether the answer
+    /// is then the stripped whole text (`true`) or no match (`false`); see `engine/prefilter.rs`.
+    ///
+    /// ```
+    /// use chatparse_pyre::PyRegex;
+    /// let re = PyRegex::new(r"^(?:\s*<think>)?(.*?</think>)").unwrap();
+    /// assert_eq!(re.marker_shortcut(), Some((&["</think>".to_string()][..], false)));
+    /// let re = PyRegex::new(r"^\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??(?:<end>|$)").unwrap();
+    /// assert_eq!(re.marker_shortcut(), Some((&["<end>".to_string()][..], true)));
+    /// ```
+    pub fn marker_shortcut(&self) -> Option<(&[String], bool)> {
+        self.prefilter.as_ref().map(|p| {
+            (
+                p.markers.literals(),
+                matches!(p.outcome, engine::prefilter::Outcome::Strip { .. }),
+            )
+        })
     }
 
     /// The Python pattern this was built from.
@@ -607,6 +633,9 @@ impl PyRegex {
         pos: usize,
         cache: &mut ScanCache,
     ) -> Result<Option<Captures<'h>>, MatchError> {
+        if let Some(answer) = self.prefilter.as_ref().and_then(|p| p.search(hay, pos)) {
+            return Ok(answer.map(|spans| Captures { hay, spans }));
+        }
         let automaton = match &self.strategy {
             Strategy::Substring(plan) => {
                 return Ok(plan
@@ -675,6 +704,13 @@ impl PyRegex {
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if !self.translation.can_match_empty {
             return self.search_at(hay, pos, &mut ScanCache::default());
+        }
+        if self
+            .prefilter
+            .as_ref()
+            .is_some_and(|p| p.no_match_from(hay, pos))
+        {
+            return Ok(None);
         }
         if let Some(program) = self.strategy.backtracker() {
             if let Ok(found) = program.search(hay, pos, Some(pos), self.backtrack_budget(hay)) {

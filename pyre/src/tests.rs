@@ -394,7 +394,8 @@ fn rejected_features_explain_themselves() {
 #[test]
 fn runtime_errors_are_errors() {
     let r = PyRegex::with_backtrack_limit(r"^(a|aa)*\1c", 100_000).unwrap();
-    let hay = "a".repeat(40);
+    // The `c` keeps the required-literal shortcut (no `c`, no match) out of the way.
+    let hay = format!("{}dc", "a".repeat(40));
     // python3 would take very long here; we must stop with a MatchError, not hang or panic.
     let res = r.search(&hay);
     assert!(res.is_err(), "{res:?}");
@@ -536,4 +537,35 @@ fn substitutions_that_rebuild_the_input_are_slices() {
     assert_eq!(slice(r"(a)(b)", r"\1\2", "xabab"), Some(0..5));
     assert_eq!(slice(r"(a)(b)", r"\2\1", "xabab"), None);
     assert_eq!(slice(r"x", "", "xx"), Some(0..0));
+}
+
+#[test]
+fn marker_shortcuts_of_shipped_shapes() {
+    // qwen3's whole-message pattern: the stripped content when none of its markers occurs
+    // (`</think>` only ever follows `<think>` there).
+    let qwen3 = r"^\s*(?:<think>\s*(?:(?P<reasoning_content>\S(?:.*?\S)??)\s*)??(?:</think>|(?:<\|im_end\|>|<\|endoftext\|>).*|$)\s*)?(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:(?P<tool_calls><tool_call>(?:.*?\S)??)\s*)?(?:<\|im_end\|>|<\|endoftext\|>|$)";
+    let re = PyRegex::new(qwen3).unwrap();
+    let (markers, strip) = re.marker_shortcut().unwrap();
+    assert!(strip);
+    assert_eq!(
+        markers,
+        ["<think>", "<tool_call>", "<|endoftext|>", "<|im_end|>"]
+    );
+    let caps = re.search(" \u{3000}Hello!\x1c\n").unwrap().unwrap();
+    assert_eq!(caps.span(0), Some((0, 12)));
+    assert_eq!(caps.get(2), Some("Hello!"));
+    assert_eq!(caps.get(1), None);
+    // A marker present: the engines answer.
+    let caps = re.search("Hi<tool_call>x").unwrap().unwrap();
+    assert_eq!(caps.get(3), Some("<tool_call>x"));
+    // Shapes that must not get the strip answer.
+    for p in [
+        r"(?m)^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>|$)",
+        r"(?a)^\s*(?:(\S(?:.*?\S)??)\s*)??(?:<e>|$)",
+        r"^\s*(?:(\S(?:.*?\S)?)\s*)??(?:<e>|$)",
+        r"^\s*(?:(\S(?:.*?\S)??)\s*)??(?:(?=<e>)|$)",
+    ] {
+        let re = PyRegex::new(p).unwrap();
+        assert!(re.marker_shortcut().is_none_or(|(_, strip)| !strip), "{p}");
+    }
 }

@@ -13,6 +13,7 @@ pub(crate) mod charset;
 pub(crate) mod lead;
 pub(crate) mod literal;
 pub(crate) mod matcher;
+pub(crate) mod prefilter;
 pub(crate) mod spans;
 
 use memchr::memmem::Finder;
@@ -76,6 +77,19 @@ impl Strategy {
             },
             None => Strategy::Automaton(automaton),
         }
+    }
+
+    /// The shortcut taken before any strategy runs, when the text holds none of the pattern's
+    /// markers (`prefilter.rs`). Why: most model outputs are short and hold none of the format's
+    /// delimiters, and then every pattern's engine ran over them only to find nothing, or to find
+    /// the whole message stripped; a `memchr` pass over the markers' first bytes answers the same
+    /// exactly (the analysis is on the syntax tree and proven in `prefilter.rs`). Substring plans
+    /// are excluded: they already start with a `memmem` for their opener.
+    pub(crate) fn prefilter(&self, ast: &Ast) -> Option<prefilter::Prefilter> {
+        if matches!(self, Strategy::Substring(_)) {
+            return None;
+        }
+        prefilter::Prefilter::new(&ast.root, ast.group_count())
     }
 
     /// The backtracking program, when the strategy runs one.

@@ -1,0 +1,402 @@
+//! Answers without any engine when the text holds none of a pattern's markers.
+//!
+//! Most calls parse short output with none of the format's delimiters in it ("Hello! How can I
+//! help you today?"); every pattern still ran its engine over it, a fixed cost that dominated
+//! tiny messages. Two exact shortcuts, both decided once per pattern from the syntax tree:
+//!
+//! - **Required literals** ([`required`]): a set `S` of literals such that every match of the
+//!   pattern contains one of them as a substring of the text. A text (from the search position
+//!   on) without any of them has no match. `<tool_call>(.*?)</tool_call>` requires
+//!   `<tool_call>`; `^(?:\s*<think>)?(.*?</think>)` requires `</think>`.
+//! - **The stripped whole message**: a pattern like qwen3's
+//!   `^\s*(?:<think>…)?(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:<tool_call>…)?(?:<\|im_end\|>|$)`.
+//!   Every node that requires a literal (by the same analysis) cannot match anywhere in a text
+//!   that holds none of those literals, so it is replaced by "fail" and the tree simplified
+//!   exactly as sre would explore it: an optional or lazy-optional failing item only ever takes
+//!   its empty branch, a failing alternative is never chosen, a concatenation with a failing
+//!   item fails, a capture group that never matched is `None`. When what remains is
+//!   `^\s*(?:(G)\s*)??$` with `G = \S(?:.*?\S)??` (DOTALL `.`, Unicode `\s`), sre's answer is
+//!   known in closed form (see [`strip`]): the match is the whole text and `G` is the text
+//!   stripped of Python whitespace, `None` when nothing is left.
+//!
+//! Both are checked by one pass over the text per marker set: `memchr` over the literals'
+//! distinct first bytes (all of qwen3's five markers start with `<`), `memmem` when there are
+//! more than three first bytes. Look-arounds, atomic groups, backreferences and conditionals are
+//! left alone (the required-literal analysis gives them nothing, and the reduction gives up on
+//! patterns containing them).
+
+use memchr::memmem::Finder;
+
+use super::spans::Spans;
+use crate::syntax::ast::{Assertion, CategoryKind, ClassItem, Fold, Node, RepeatKind};
+
+/// Literals such that every match contains at least one of them.
+#[derive(Debug, Clone)]
+pub(crate) struct Markers {
+    literals: Vec<String>,
+    /// Distinct first bytes of `literals`, when there are at most three.
+    first_bytes: Option<Vec<u8>>,
+    finders: Vec<Finder<'static>>,
+}
+
+impl Markers {
+    fn new(mut literals: Vec<String>) -> Markers {
+        literals.sort();
+        literals.dedup();
+        let mut firsts: Vec<u8> = literals.iter().map(|l| l.as_bytes()[0]).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        let first_bytes = (firsts.len() <= 3).then_some(firsts);
+        let finders = if first_bytes.is_some() {
+            Vec::new()
+        } else {
+            literals
+                .iter()
+                .map(|l| Finder::new(l.as_bytes()).into_owned())
+                .collect()
+        };
+        Markers {
+            literals,
+            first_bytes,
+            finders,
+        }
+    }
+
+    /// Whether any of the literals occurs in `text`.
+    pub(crate) fn any_in(&self, text: &[u8]) -> bool {
+        let Some(firsts) = &self.first_bytes else {
+            return self.finders.iter().any(|f| f.find(text).is_some());
+        };
+        let hit = |i: usize| {
+            let rest = &text[i..];
+            self.literals.iter().any(|l| rest.starts_with(l.as_bytes()))
+        };
+        match firsts[..] {
+            [a] => memchr::memchr_iter(a, text).any(hit),
+            [a, b] => memchr::memchr2_iter(a, b, text).any(hit),
+            [a, b, c] => memchr::memchr3_iter(a, b, c, text).any(hit),
+            _ => true,
+        }
+    }
+
+    pub(crate) fn literals(&self) -> &[String] {
+        &self.literals
+    }
+}
+
+/// What a search returns when the text holds none of the markers.
+#[derive(Debug, Clone)]
+pub(crate) enum Outcome {
+    /// No match.
+    NoMatch,
+    /// The whole-message shape: the match spans the text from 0, capture group `group` is the
+    /// text stripped of whitespace (`None` when all of it is whitespace), every other group is
+    /// `None`.
+    Strip { group: usize, groups: usize },
+}
+
+/// A pattern's shortcut: when the text holds none of `markers`, the answer is `outcome`.
+#[derive(Debug, Clone)]
+pub(crate) struct Prefilter {
+    pub(crate) markers: Markers,
+    pub(crate) outcome: Outcome,
+}
+
+impl Prefilter {
+    /// The shortcut for a pattern with `root` and `groups` capture groups, if it has one.
+    pub(crate) fn new(root: &Node, groups: usize) -> Option<Prefilter> {
+        if let Some(literals) = required(root) {
+            return Some(Prefilter {
+                markers: Markers::new(literals),
+                outcome: Outcome::NoMatch,
+            });
+        }
+        if has_opaque(root) {
+            return None;
+        }
+        let mut killed = Vec::new();
+        let reduced = reduce(root, &mut killed)?;
+        let group = strip_group(&reduced)?;
+        if killed.is_empty() {
+            // The pattern is the bare strip shape: no markers, nothing gained.
+            return None;
+        }
+        Some(Prefilter {
+            markers: Markers::new(killed),
+            outcome: Outcome::Strip { group, groups },
+        })
+    }
+
+    /// The answer of a search from byte `pos`, when it is known without an engine.
+    /// `Some(None)`: no match; `None`: run the pattern.
+    pub(crate) fn search(&self, hay: &str, pos: usize) -> Option<Option<Spans>> {
+        let rest = hay.as_bytes().get(pos..)?;
+        if self.markers.any_in(rest) {
+            return None;
+        }
+        Some(match self.outcome {
+            Outcome::NoMatch => None,
+            // `^` (TextStart) matches only at 0.
+            Outcome::Strip { .. } if pos > 0 => None,
+            Outcome::Strip { group, groups } => {
+                let mut spans = Spans::new(groups + 1);
+                spans.set(0, Some((0, hay.len())));
+                spans.set(group, strip(hay));
+                Some(spans)
+            }
+        })
+    }
+
+    /// Whether a search from `pos` certainly finds nothing (for the search after an empty
+    /// match, which only uses the no-match answer).
+    pub(crate) fn no_match_from(&self, hay: &str, pos: usize) -> bool {
+        matches!(self.outcome, Outcome::NoMatch)
+            && hay
+                .as_bytes()
+                .get(pos..)
+                .is_some_and(|rest| !self.markers.any_in(rest))
+    }
+}
+
+/// The span of `G` in `^\s*(?:(G)\s*)??$`, `G = \S(?:.*?\S)??` (DOTALL), as sre finds it:
+/// the greedy `\s*` takes the leading whitespace; the lazy `??` first skips the group, and `$`
+/// then matches only if no non-space is left (a `\n` before the end would have been taken by
+/// `\s*`); otherwise `G` starts at the first non-space and grows lazily to the first end after a
+/// non-space where `\s*$` matches, which is after the last non-space (a shorter one leaves a
+/// non-space before the end, and `$` before a final `\n` needs only spaces up to it). The
+/// trailing greedy `\s*` then runs to the end, so the match is always the whole text.
+pub(crate) fn strip(hay: &str) -> Option<(usize, usize)> {
+    let start = hay.len() - hay.trim_start_matches(crate::unicode::is_space).len();
+    if start == hay.len() {
+        return None;
+    }
+    let end = hay.trim_end_matches(crate::unicode::is_space).len();
+    Some((start, end))
+}
+
+/// A set of literals every match of `node` contains one of (each as a substring of the text),
+/// if the analysis finds one. Only exact (unfolded) characters count.
+pub(crate) fn required(node: &Node) -> Option<Vec<String>> {
+    match node {
+        Node::Char {
+            cp,
+            fold: Fold::None,
+        } => char::from_u32(*cp).map(|c| vec![c.to_string()]),
+        Node::Group { node, .. } | Node::Atomic(node) => required(node),
+        Node::Repeat { node, min, .. } if *min >= 1 => required(node),
+        Node::Alt(branches) => {
+            let mut all = Vec::new();
+            for b in branches {
+                all.extend(required(b)?);
+            }
+            (!all.is_empty()).then_some(all)
+        }
+        Node::Concat(items) => {
+            let mut best: Option<Vec<String>> = None;
+            let mut consider = |set: Vec<String>| {
+                if best.as_ref().is_none_or(|b| better(&set, b)) {
+                    best = Some(set);
+                }
+            };
+            // Runs of consecutive exact characters match consecutive text.
+            let mut run = String::new();
+            for item in items {
+                match item {
+                    Node::Char {
+                        cp,
+                        fold: Fold::None,
+                    } if char::from_u32(*cp).is_some() => {
+                        run.extend(char::from_u32(*cp));
+                    }
+                    _ => {
+                        if !run.is_empty() {
+                            consider(vec![std::mem::take(&mut run)]);
+                        }
+                        if let Some(set) = required(item) {
+                            consider(set);
+                        }
+                    }
+                }
+            }
+            if !run.is_empty() {
+                consider(vec![run]);
+            }
+            best
+        }
+        _ => None,
+    }
+}
+
+/// Prefer the set whose shortest literal is longer (rarer in text), then fewer literals.
+fn better(a: &[String], b: &[String]) -> bool {
+    let min = |s: &[String]| s.iter().map(String::len).min().unwrap_or(0);
+    (min(a), std::cmp::Reverse(a.len())) > (min(b), std::cmp::Reverse(b.len()))
+}
+
+/// Look-arounds, atomic groups, backreferences and conditionals: the reduction leaves patterns
+/// with these alone.
+fn has_opaque(node: &Node) -> bool {
+    match node {
+        Node::Look { .. } | Node::Atomic(_) | Node::Backref { .. } | Node::Cond { .. } => true,
+        Node::Group { node, .. } | Node::Repeat { node, .. } => has_opaque(node),
+        Node::Concat(items) | Node::Alt(items) => items.iter().any(has_opaque),
+        _ => false,
+    }
+}
+
+/// Literals of at least this many bytes make a node fail when absent (one-character literals
+/// such as `{` or `"` are too common in content to be worth a check).
+const MIN_MARKER: usize = 2;
+
+/// `node` with every item that requires a marker replaced by failure (`None`), simplified;
+/// the markers used are pushed to `killed`.
+fn reduce(node: &Node, killed: &mut Vec<String>) -> Option<Node> {
+    if let Some(set) = required(node) {
+        if set.iter().all(|l| l.len() >= MIN_MARKER) {
+            killed.extend(set);
+            return None;
+        }
+    }
+    match node {
+        Node::Group { index: None, node } => reduce(node, killed),
+        Node::Group {
+            index: Some(i),
+            node,
+        } => Some(Node::Group {
+            index: Some(*i),
+            node: Box::new(reduce(node, killed)?),
+        }),
+        Node::Repeat {
+            node,
+            min,
+            max,
+            kind,
+        } => match reduce(node, killed) {
+            Some(inner) => Some(Node::Repeat {
+                node: Box::new(inner),
+                min: *min,
+                max: *max,
+                kind: *kind,
+            }),
+            // Zero iterations is the only way through (a group inside never participates).
+            None if *min == 0 => Some(Node::Empty),
+            None => None,
+        },
+        Node::Alt(branches) => {
+            let mut kept: Vec<Node> = Vec::new();
+            for b in branches {
+                if let Some(r) = reduce(b, killed) {
+                    kept.push(r);
+                }
+            }
+            match kept.len() {
+                0 => None,
+                1 => kept.pop(),
+                _ => Some(Node::Alt(kept)),
+            }
+        }
+        Node::Concat(items) => {
+            let mut out = Vec::new();
+            for item in items {
+                match reduce(item, killed)? {
+                    Node::Empty => {}
+                    Node::Concat(inner) => out.extend(inner),
+                    other => out.push(other),
+                }
+            }
+            Some(match out.len() {
+                0 => Node::Empty,
+                1 => out.pop().unwrap_or(Node::Empty),
+                _ => Node::Concat(out),
+            })
+        }
+        other => Some(other.clone()),
+    }
+}
+
+/// `Some(true)` for `\S`, `Some(false)` for `\s` (Unicode, as a one-item class).
+fn space_class(node: &Node) -> Option<bool> {
+    let Node::Class(class) = node else {
+        return None;
+    };
+    match class.items[..] {
+        [ClassItem::Category(cat)] if cat.kind == CategoryKind::Space && !cat.ascii => {
+            Some(cat.negated != class.negated)
+        }
+        _ => None,
+    }
+}
+
+fn is_star(node: &Node, kind: RepeatKind, item: impl Fn(&Node) -> bool) -> bool {
+    matches!(node, Node::Repeat { node, min: 0, max: None, kind: k } if *k == kind && item(node))
+}
+
+fn is_lazy_opt(node: &Node) -> Option<&Node> {
+    match node {
+        Node::Repeat {
+            node,
+            min: 0,
+            max: Some(1),
+            kind: RepeatKind::Lazy,
+        } => Some(unwrap_concat(node)),
+        _ => None,
+    }
+}
+
+fn unwrap_concat(node: &Node) -> &Node {
+    match node {
+        Node::Group { index: None, node } => unwrap_concat(node),
+        _ => node,
+    }
+}
+
+fn is_ws_star(node: &Node) -> bool {
+    is_star(node, RepeatKind::Greedy, |n| space_class(n) == Some(false))
+}
+
+/// The group index when `node` is exactly `^\s*(?:(G)\s*)??$`, `G = \S(?:.*?\S)??`.
+fn strip_group(node: &Node) -> Option<usize> {
+    let Node::Concat(items) = node else {
+        return None;
+    };
+    let [Node::Assert(Assertion::TextStart), lead, opt, Node::Assert(Assertion::Dollar)] =
+        &items[..]
+    else {
+        return None;
+    };
+    if !is_ws_star(lead) {
+        return None;
+    }
+    let Node::Concat(body) = is_lazy_opt(opt)? else {
+        return None;
+    };
+    let [Node::Group {
+        index: Some(group),
+        node: g,
+    }, trail] = &body[..]
+    else {
+        return None;
+    };
+    if !is_ws_star(trail) {
+        return None;
+    }
+    let Node::Concat(g) = unwrap_concat(g) else {
+        return None;
+    };
+    let [first, rest] = &g[..] else {
+        return None;
+    };
+    if space_class(first) != Some(true) {
+        return None;
+    }
+    let Node::Concat(rest) = is_lazy_opt(rest)? else {
+        return None;
+    };
+    let [dots, last] = &rest[..] else {
+        return None;
+    };
+    let dotall_lazy = is_star(dots, RepeatKind::Lazy, |n| {
+        matches!(n, Node::Any { dotall: true })
+    });
+    (dotall_lazy && space_class(last) == Some(true)).then_some(*group)
+}
