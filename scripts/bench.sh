@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the parse benchmarks, times the Python reference on the same inputs, and rewrites the
-# README's performance tables. Takes about 12 minutes on 2 cores. PYTHON names the interpreter
+# performance tables in BENCHMARKS.md. Takes about 12 minutes on 2 cores. PYTHON names the interpreter
 # that has transformers 5.10.4 and jmespath (default python3).
 set -eu
 cd "$(dirname "$0")/.."

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the README's performance tables from the last benchmark run.
+"""Writes the performance tables in BENCHMARKS.md from the last benchmark run.
 
 Reads criterion's estimates (target/criterion/<group>/<engine>/new/estimates.json, the median)
 and, when present, target/bench-inputs/reference.json (scripts/reference/bench.py), and replaces
-the text between `<!-- bench:begin -->` and `<!-- bench:end -->` in README.md.
+the text between `<!-- bench:begin -->` and `<!-- bench:end -->` in BENCHMARKS.md.
 Run through scripts/bench.sh.
 """
 import json
@@ -135,11 +135,11 @@ def main():
         )
 
     block = "\n".join(lines + summary + small + scaling + patho)
-    readme = ROOT / "README.md"
+    readme = ROOT / "BENCHMARKS.md"
     text = readme.read_text()
     begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
     if begin not in text or end not in text:
-        raise SystemExit("README.md lacks the bench markers")
+        raise SystemExit("BENCHMARKS.md lacks the bench markers")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     readme.write_text(head + begin + "\n" + block + "\n" + end + tail)
