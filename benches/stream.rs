@@ -14,6 +14,10 @@
 //! literal-delimited regions, so it streams through `XRegexStreamParser`), on a ~64 KB output
 //! (reasoning padded, then an answer and a tool call): the one-shot interpreter parse vs the
 //! stream fed whole, in 64-byte and in 4-byte chunks (`cargo bench --bench stream -- xregex`).
+//!
+//! `openai/<template>/<region>`: what the OpenAI delta adapter (`DeltaStream`) adds to plain
+//! streaming (`MessageStream` driven with a counting callback) on the same inputs and chunks
+//! (issue 16's target: at most 20% per chunk) (`cargo bench --bench stream -- openai`).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -244,12 +248,70 @@ fn bench_xregex(c: &mut Criterion) {
     group.finish();
 }
 
+/// The plain stream of a spec, events counted.
+fn plain_stream(spec: &chatparse::runtime::Spec, input: &Input, pieces: &[&str]) -> usize {
+    let mut stream = spec
+        .stream(Some(&input.prefix), Some(&input.tools))
+        .expect("starts");
+    let mut n = 0usize;
+    let mut count = |e: Event<'_>| {
+        black_box(&e);
+        n += 1;
+    };
+    for piece in pieces {
+        stream.feed_with(piece, &mut count).expect("feeds");
+    }
+    black_box(stream.finish_with(&mut count).expect("finishes"));
+    n
+}
+
+/// The same stream through the OpenAI delta adapter, chunk objects counted.
+fn delta_stream(spec: &chatparse::runtime::Spec, input: &Input, pieces: &[&str]) -> usize {
+    use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
+    let mut deltas = DeltaStream::from_spec(
+        spec,
+        Some(&input.prefix),
+        Some(&input.tools),
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .expect("starts");
+    let mut n = 0usize;
+    for piece in pieces {
+        n += black_box(deltas.feed(piece).expect("feeds")).len();
+    }
+    let (last, message) = deltas.finish().expect("finishes");
+    black_box(message);
+    n + last.len()
+}
+
+/// Plain streaming vs the OpenAI delta adapter, per template and region.
+fn bench_openai(c: &mut Criterion) {
+    for input in inputs() {
+        let template =
+            ResponseTemplate::from_value(input.template.as_value().clone()).expect("valid");
+        let spec = chatparse::runtime::Spec::from(template);
+        let mut group = c.benchmark_group(format!("openai/{}", input.name));
+        group.throughput(Throughput::Bytes(input.text.len() as u64));
+        for size in [4, 64] {
+            let pieces = chunks(&input.text, size);
+            group.bench_function(format!("plain_{size}"), |b| {
+                b.iter(|| plain_stream(&spec, &input, black_box(&pieces)))
+            });
+            group.bench_function(format!("deltas_{size}"), |b| {
+                b.iter(|| delta_stream(&spec, &input, black_box(&pieces)))
+            });
+        }
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    targets = bench, bench_xregex
+    targets = bench, bench_xregex, bench_openai
 }
 criterion_main!(benches);
