@@ -3,29 +3,13 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
-use support::{load_suites, repo_root, same_value, Expect};
+use support::{load_suites, repo_root, run_chatparse, same_value, Expect};
 
 fn chatparse(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chatparse"))
-        .args(args)
-        .current_dir(repo_root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run chatparse");
-    {
-        let mut pipe = child.stdin.take().unwrap();
-        if let Some(bytes) = stdin {
-            // The binary may exit (e.g. on a bad schema) before reading its input.
-            let _ = pipe.write_all(bytes);
-        }
-    }
-    child.wait_with_output().unwrap()
+    run_chatparse(args, stdin)
 }
 
 fn stdout(o: &Output) -> String {

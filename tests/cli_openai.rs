@@ -4,26 +4,13 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
-use support::repo_root;
+use support::{repo_root, run_chatparse};
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chatparse"))
-        .args(args)
-        .current_dir(repo_root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run chatparse");
-    {
-        let mut pipe = child.stdin.take().unwrap();
-        let _ = pipe.write_all(stdin);
-    }
-    child.wait_with_output().unwrap()
+    run_chatparse(args, Some(stdin))
 }
 
 fn lines(out: &Output) -> Vec<Value> {

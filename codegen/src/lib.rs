@@ -202,16 +202,14 @@ fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStrea
             .map(|p| format!("{relative}: {p}"))
             .collect::<Vec<_>>()
     };
-    // The runtime tells the formats apart, as it does for the CLI and `Spec`.
-    if chatparse_runtime::Format::of_text(&text) == chatparse_runtime::Format::Template {
-        chatparse_runtime::ResponseTemplate::from_json_str_named(&text, relative)
-            .map_err(problems)?;
+    // One load, as for the CLI and the library: `Spec` tells the formats apart and validates.
+    let spec = chatparse_runtime::Spec::from_json_str_named(&text, relative).map_err(problems)?;
+    let Some(schema) = spec.schema() else {
         let options = options(invocation, &path)?;
         return Ok(generate_template(&text, &options));
-    }
-    let schema = Schema::from_json_str_named(&text, relative).map_err(problems)?;
+    };
     if invocation.stream {
-        chatparse_runtime::stream::XRegexPlan::check(&schema).map_err(|refusal| {
+        spec.streamable().map_err(|refusal| {
             let pointer = chatparse_runtime::display_pointer(&refusal.pointer);
             vec![format!(
                 "{relative}: {pointer}: this schema cannot stream: {}\n  fix: drop the `stream` \
@@ -221,10 +219,10 @@ fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStrea
             )]
         })?;
         let options = options(invocation, &path)?;
-        return Ok(generate_streaming(&schema, &text, &options));
+        return Ok(generate_streaming(schema, &text, &options));
     }
     let options = options(invocation, &path)?;
-    Ok(generate(&schema, &text, &options))
+    Ok(generate(schema, &text, &options))
 }
 
 /// The generation options of an invocation: the module named explicitly or after the file stem.

@@ -41,12 +41,6 @@ impl Format {
             Format::Schema
         }
     }
-
-    /// The format of JSON text; text that is not JSON goes to the schema loader, which reports the
-    /// line and column.
-    pub fn of_text(text: &str) -> Format {
-        serde_json::from_str::<Value>(text).map_or(Format::Schema, |v| Format::of(&v))
-    }
 }
 
 /// A loaded, validated spec of either format.
@@ -78,11 +72,13 @@ impl Spec {
 
     /// Like [`Spec::from_json_str`], naming the source (a file path) in errors.
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
-        Ok(match Format::of_text(text) {
-            Format::Schema => Spec::from(Schema::from_json_str_named(text, source_name)?),
-            Format::Template => {
-                Spec::from(ResponseTemplate::from_json_str_named(text, source_name)?)
-            }
+        // Parsed once, by the loaders' own Python-exact `json.loads`; the shape then decides the
+        // format. Text that is not JSON is reported as the schema loader reports it.
+        let value = crate::py::json::loads(text)
+            .map_err(|e| diag::invalid_json(source_name, e, "a response schema"))?;
+        Ok(match Format::of(&value) {
+            Format::Schema => Spec::from(Schema::from_value_named(value, source_name)?),
+            Format::Template => Spec::from(ResponseTemplate::from_value_named(value, source_name)?),
         })
     }
 

@@ -2,7 +2,9 @@
 //! values compare (Python int vs float kept apart, key order significant).
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Number, Value};
 
@@ -218,4 +220,29 @@ pub fn stitched_output(schema_text: &str) -> impl proptest::strategy::Strategy<V
         1 => any::<String>().prop_map(|s| s.chars().take(6).collect::<String>()),
     ];
     proptest::collection::vec(piece, 0..16).prop_map(|v| v.concat())
+}
+
+/// Runs the `chatparse` binary from the repository root with `stdin` (if any) on its standard
+/// input, and waits for it.
+pub fn run_chatparse(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    // `option_env!`: test crates that never run the binary still build without the `cli` feature.
+    let Some(binary) = option_env!("CARGO_BIN_EXE_chatparse") else {
+        panic!("these tests run the chatparse binary: build with the `cli` feature");
+    };
+    let mut child = Command::new(binary)
+        .args(args)
+        .current_dir(repo_root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run chatparse");
+    {
+        let mut pipe = child.stdin.take().expect("piped stdin");
+        if let Some(bytes) = stdin {
+            // The binary may exit (e.g. on a bad schema) before reading its input.
+            let _ = pipe.write_all(bytes);
+        }
+    }
+    child.wait_with_output().expect("chatparse exits")
 }
