@@ -45,6 +45,16 @@ fn shipped_schemas(root: &Path) {
         let _ = writeln!(out, "    ({name:?}, include_str!({path:?})),");
     }
     out.push_str("];\n");
+    let profiles = json_files(&root.join("schemas/streaming"));
+    out.push_str(
+        "/// Every shipped stream profile (`schemas/streaming/`): (name, JSON text), sorted.\n",
+    );
+    out.push_str("pub const STREAM_PROFILES: &[(&str, &str)] = &[\n");
+    for (name, path) in &profiles {
+        println!("cargo:rerun-if-changed={path}");
+        let _ = writeln!(out, "    ({name:?}, include_str!({path:?})),");
+    }
+    out.push_str("];\n");
     std::fs::write(out_dir().join("shipped.rs"), out).expect("OUT_DIR is writable");
 }
 

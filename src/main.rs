@@ -142,11 +142,14 @@ struct ParseArgs {
     /// Pretty-print the message.
     #[arg(long)]
     pretty: bool,
-    /// With --openai: the prompt the model continues (response templates), read from FILE.
-    #[arg(long, value_name = "FILE", requires = "openai")]
+    /// The prompt the model continues, read from FILE: response templates start after its last
+    /// start anchor; a shipped schema reads the reasoning block the prompt opened (or opened
+    /// and closed), as `stream --prefix` does.
+    #[arg(long, value_name = "FILE", conflicts_with = "jsonl")]
     prefix: Option<PathBuf>,
-    /// With --openai: a JSON array of the tools offered to the model (response templates).
-    #[arg(long, value_name = "FILE", requires = "openai")]
+    /// A JSON array of the tools offered to the model (response templates convert tool-call
+    /// arguments to the declared types; x-regex schemas do not use them).
+    #[arg(long, value_name = "FILE", conflicts_with = "jsonl")]
     tools: Option<PathBuf>,
     #[command(flatten)]
     openai: OpenAiArgs,
@@ -306,6 +309,9 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
     if args.openai.openai {
         return parse_openai(&args);
     }
+    if args.prefix.is_some() || args.tools.is_some() || args.schema.ends_with(TRANSFORMERS_SUFFIX) {
+        return parse_spec(&args);
+    }
     let runner = load_runner(&args.schema, args.engine)?;
     let input = read_input(args.file.as_ref())?;
     let stdout = io::stdout();
@@ -331,6 +337,38 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
             format!("cannot serialize the message: {e}"),
         )
     })?;
+    writeln!(out, "{json}")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `parse` with a prompt prefix, tools or a transformers template: the spec `stream` runs, fed
+/// the whole input at once (its final message is the one-shot parse).
+fn parse_spec(args: &ParseArgs) -> Result<ExitCode, Failure> {
+    let spec = load_stream_spec(&args.schema)?;
+    let prefix = args
+        .prefix
+        .as_ref()
+        .map(|p| read_text_file("prefix", p))
+        .transpose()?;
+    let tools = args.tools.as_ref().map(read_tools).transpose()?;
+    let input = read_input(args.file.as_ref())?;
+    let text = std::str::from_utf8(&input)
+        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    let mut stream = spec
+        .stream(prefix.as_deref(), tools.as_deref())
+        .map_err(|e| setup_failure(&args.schema, e))?;
+    stream.feed_with(text, &mut |_| {}).map_err(parse_failure)?;
+    let message = stream.finish_with(&mut |_| {}).map_err(parse_failure)?;
+    let json = if args.pretty {
+        serde_json::to_string_pretty(&message)
+    } else {
+        serde_json::to_string(&message)
+    }
+    .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
     writeln!(out, "{json}")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -380,8 +418,8 @@ fn setup_failure(schema: &str, e: StreamSetupError) -> Failure {
         StreamSetupError::NotApplicable { .. } => Failure::new(
             EXIT_BAD_SCHEMA,
             format!(
-                "--prefix and --tools apply to response templates; the x-regex schema {schema} \
-                 parses the model output alone"
+                "--prefix and --tools apply to response templates and to x-regex schemas with a \
+                 stream profile; the x-regex schema {schema} parses the model output alone"
             ),
         ),
         StreamSetupError::Prefix(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
@@ -446,51 +484,46 @@ fn list_schemas() -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `stream --schema`: a shipped template name, else a path to a template file. An x-regex
-/// response schema (a shipped name or a file of that shape) cannot stream yet.
-/// Why an x-regex schema cannot stream, with a hint when a response_template ships for the same
-/// family.
+/// Why an x-regex schema cannot stream.
 fn not_streamable(spec: &str, refusal: &NotStreamable) -> Failure {
-    let stem = std::path::Path::new(spec)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(spec);
-    let hint = if templates::text(stem).is_some() {
-        format!("; a response_template ships for this family: chatparse stream --schema {stem}")
-    } else {
-        format!(
-            "; x-regex schemas that stream: literal-delimited fields only (shipped \
-             response templates: {})",
-            templates::names().collect::<Vec<_>>().join(", ")
-        )
-    };
     Failure::new(
         EXIT_BAD_SCHEMA,
         format!(
-            "schema {spec} is an x-regex response schema that cannot stream: {}: {}{hint}",
+            "schema {spec} is an x-regex response schema that cannot stream: {}: {}; x-regex \
+             schemas stream when their fields are literal-delimited regions, or with a stream \
+             profile (every shipped name has one where it needs one)",
             display_pointer(&refusal.pointer),
             refusal.reason
         ),
     )
 }
 
-/// What `chatparse stream --schema SPEC` runs: a shipped response template of that name, else a
-/// shipped schema, else a file of either format.
+/// The suffix that names transformers' own response template of a family in `--schema`
+/// (`qwen3.transformers`): the shipped names follow the model's real format where transformers'
+/// template loses text, and the originals stay reachable for exact conformance.
+const TRANSFORMERS_SUFFIX: &str = ".transformers";
+
+/// What `--schema SPEC` names for `stream` and for `parse` with `--prefix` or `--openai`: a
+/// shipped schema (with its stream profile), transformers' template of a family
+/// (`NAME.transformers`), else a file of either format.
 fn load_stream_spec(spec: &str) -> Result<Spec, Failure> {
-    if let Some(loaded) = templates::try_template(spec) {
+    if let Some(loaded) = spec
+        .strip_suffix(TRANSFORMERS_SUFFIX)
+        .and_then(templates::try_template)
+    {
         return loaded.map(Spec::from).map_err(|e| schema_failure(&e));
     }
-    if let Some(loaded) = shipped::try_schema(spec) {
-        return loaded.map(Spec::from).map_err(|e| schema_failure(&e));
+    if let Some(loaded) = shipped::spec(spec) {
+        return loaded.map_err(|e| schema_failure(&e));
     }
     let path = PathBuf::from(spec);
     if !path.exists() {
         return Err(Failure::new(
             EXIT_BAD_SCHEMA,
             format!(
-                "no shipped response template or schema named {spec:?} and no file at that path \
-                 (shipped templates: {})",
-                templates::names().collect::<Vec<_>>().join(", ")
+                "no shipped schema or response template named {spec:?} and no file at that path \
+                 (shipped schemas: `chatparse schemas`; transformers' templates: {})",
+                transformers_names().join(", ")
             ),
         ));
     }
@@ -501,6 +534,13 @@ fn load_stream_spec(spec: &str) -> Result<Spec, Failure> {
         )
     })?;
     Spec::from_json_str_named(&text, &path.display().to_string()).map_err(|e| schema_failure(&e))
+}
+
+/// The `--schema` names of transformers' shipped response templates.
+fn transformers_names() -> Vec<String> {
+    templates::names()
+        .map(|n| format!("{n}{TRANSFORMERS_SUFFIX}"))
+        .collect()
 }
 
 fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {

@@ -233,7 +233,7 @@ fn stream_openai_deltas_rebuild_the_parse_message() {
         let input = case["input"].as_str().unwrap().as_bytes();
         let common = [
             "--schema",
-            "qwen3",
+            "qwen3.transformers",
             "--openai",
             "--call-ids",
             "counter",
@@ -289,7 +289,20 @@ fn stream_openai_deltas_rebuild_the_parse_message() {
 
 #[test]
 fn stream_openai_refuses_a_schema_that_cannot_stream() {
-    let out = run(&["stream", "--schema", "hermes", "--openai"], b"hi");
+    // A root regex that cuts the whole output, and no stream profile.
+    let dir = std::env::temp_dir().join(format!("chatparse-openai-refuse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let schema = dir.join("whole.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "x-regex": "^(?P<content>.*)$", "properties": {"content": {"type": "string"}}}"#,
+    )
+    .unwrap();
+    let out = run(
+        &["stream", "--schema", schema.to_str().unwrap(), "--openai"],
+        b"hi",
+    );
+    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot stream"));
     // --openai options without --openai, and --jsonl with --openai, are usage errors.

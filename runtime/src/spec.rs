@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::diag;
 use crate::error::{ParseError, SchemaError};
-use crate::schema::stream::{NotStreamable, Refused, XRegexPlan, XRegexStreamParser};
+use crate::schema::stream::{
+    NotStreamable, ProfiledStreamParser, Refused, StreamProfile, XRegexPlan, XRegexStreamParser,
+};
 use crate::schema::Schema;
 use crate::stream::MessageStream;
 use crate::template::{is_response_template, ResponseTemplate, StreamParser};
@@ -51,8 +53,9 @@ pub struct Spec {
 
 #[derive(Debug)]
 enum Inner {
-    /// The schema with its streaming plan, or with the reason it cannot stream.
-    Schema(Box<SchemaPlan>),
+    /// The schema with its streaming plan, or with the reason it cannot stream, and its stream
+    /// profile if it has one.
+    Schema(Box<SchemaPlan>, Option<Box<StreamProfile>>),
     Template(Box<ResponseTemplate>),
 }
 
@@ -94,7 +97,7 @@ impl Spec {
     /// Which format this spec is written in.
     pub fn format(&self) -> Format {
         match &self.inner {
-            Inner::Schema(_) => Format::Schema,
+            Inner::Schema(..) => Format::Schema,
             Inner::Template(_) => Format::Template,
         }
     }
@@ -102,7 +105,7 @@ impl Spec {
     /// The x-regex schema, if this is one.
     pub fn schema(&self) -> Option<&Schema> {
         match &self.inner {
-            Inner::Schema(plan) => Some(schema_of(plan)),
+            Inner::Schema(plan, _) => Some(schema_of(plan)),
             Inner::Template(_) => None,
         }
     }
@@ -111,7 +114,7 @@ impl Spec {
     pub fn template(&self) -> Option<&ResponseTemplate> {
         match &self.inner {
             Inner::Template(template) => Some(template),
-            Inner::Schema(_) => None,
+            Inner::Schema(..) => None,
         }
     }
 
@@ -119,15 +122,42 @@ impl Spec {
     pub fn source_name(&self) -> &str {
         match &self.inner {
             Inner::Template(template) => template.source_name(),
-            Inner::Schema(plan) => schema_of(plan).source_name(),
+            Inner::Schema(plan, _) => schema_of(plan).source_name(),
+        }
+    }
+
+    /// Attaches a [`StreamProfile`] (JSON text, checked against the schema) to an x-regex
+    /// schema, so that it streams (see
+    /// [`ProfiledStreamParser`](crate::stream::ProfiledStreamParser)) and reads a prompt prefix.
+    /// A template has no use for one: it is returned unchanged.
+    pub fn with_stream_profile(self, text: &str, source_name: &str) -> Result<Self, SchemaError> {
+        match self.inner {
+            Inner::Schema(plan, _) => {
+                let profile =
+                    StreamProfile::from_json_str_named(text, source_name, schema_of(&plan))?;
+                Ok(Spec {
+                    inner: Inner::Schema(plan, Some(Box::new(profile))),
+                })
+            }
+            template => Ok(Spec { inner: template }),
+        }
+    }
+
+    /// The stream profile of an x-regex schema, if one was attached.
+    pub fn stream_profile(&self) -> Option<&StreamProfile> {
+        match &self.inner {
+            Inner::Schema(_, profile) => profile.as_deref(),
+            Inner::Template(_) => None,
         }
     }
 
     /// Whether [`Spec::stream`] can stream this spec, or where and why not (templates always
-    /// stream; x-regex schemas when their fields are literal-delimited regions).
+    /// stream; x-regex schemas when their fields are literal-delimited regions or they have a
+    /// stream profile).
     pub fn streamable(&self) -> Result<(), &NotStreamable> {
         match &self.inner {
-            Inner::Schema(plan) => match plan.as_ref() {
+            Inner::Schema(_, Some(_)) => Ok(()),
+            Inner::Schema(plan, None) => match plan.as_ref() {
                 Ok(_) => Ok(()),
                 Err(refused) => Err(&refused.why),
             },
@@ -139,13 +169,41 @@ impl Spec {
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
         match &self.inner {
             Inner::Template(template) => template.parse(text, ""),
-            Inner::Schema(plan) => schema_of(plan).parse(text),
+            Inner::Schema(plan, _) => schema_of(plan).parse(text),
+        }
+    }
+
+    /// Whether [`Spec::parse_with_prefix`] and [`Spec::stream`] read a prompt prefix: templates
+    /// do, and x-regex schemas with a stream profile.
+    pub fn reads_prefix(&self) -> bool {
+        !matches!(&self.inner, Inner::Schema(_, None))
+    }
+
+    /// Parses a complete output that continues the prompt `prefix`. Templates read the prefix as
+    /// transformers does; an x-regex schema with a stream profile parses the prompt's tail from
+    /// its last reasoning opener on followed by the output ([`StreamProfile::prefix_tail`]: a
+    /// prompt that opened `<think>` makes untagged output reasoning); any other x-regex schema
+    /// parses the output alone (see [`Spec::reads_prefix`]).
+    pub fn parse_with_prefix(&self, text: &str, prefix: &str) -> Result<Value, ParseError> {
+        match &self.inner {
+            Inner::Template(template) => template.parse(text, prefix),
+            Inner::Schema(plan, Some(profile)) => {
+                let tail = profile.prefix_tail(prefix);
+                if tail.is_empty() {
+                    schema_of(plan).parse(text)
+                } else {
+                    schema_of(plan).parse(&format!("{tail}{text}"))
+                }
+            }
+            Inner::Schema(plan, None) => schema_of(plan).parse(text),
         }
     }
 
     /// Starts a stream. `prefix` is the prompt the model continues and `tools` the tools offered
-    /// to it (both as [`StreamParser::with_tools`] takes them); x-regex schemas parse the output
-    /// alone, so they refuse both.
+    /// to it (both as [`StreamParser::with_tools`] takes them). An x-regex schema with a stream
+    /// profile reads the prefix as [`Spec::parse_with_prefix`] does and takes tools without use
+    /// (its parse does not depend on them); other x-regex schemas parse the output alone and
+    /// refuse both.
     pub fn stream(
         &self,
         prefix: Option<&str>,
@@ -158,7 +216,15 @@ impl Spec {
                         .map_err(StreamSetupError::Prefix)?;
                 Ok(Box::new(parser))
             }
-            Inner::Schema(plan) => match plan.as_ref() {
+            Inner::Schema(plan, Some(profile)) if plan.is_err() || prefix.is_some() => {
+                let schema = schema_of(plan);
+                Ok(Box::new(ProfiledStreamParser::new(
+                    schema,
+                    profile,
+                    prefix.unwrap_or(""),
+                )))
+            }
+            Inner::Schema(plan, _) => match plan.as_ref() {
                 Err(refused) => Err(StreamSetupError::NotStreamable(refused.why.clone())),
                 Ok(_) if prefix.is_some() || tools.is_some() => {
                     Err(StreamSetupError::NotApplicable {
@@ -184,7 +250,7 @@ fn schema_of(plan: &SchemaPlan) -> &Schema {
 impl From<Schema> for Spec {
     fn from(schema: Schema) -> Self {
         Spec {
-            inner: Inner::Schema(Box::new(XRegexPlan::try_new(schema))),
+            inner: Inner::Schema(Box::new(XRegexPlan::try_new(schema)), None),
         }
     }
 }

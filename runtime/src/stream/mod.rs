@@ -44,8 +44,8 @@ use serde_json::Value;
 use crate::error::ParseError;
 
 pub use crate::schema::stream::{
-    region_shape, Delim, Header, HeaderAlt, NotStreamable, RegionShape, XRegexPlan,
-    XRegexStreamParser,
+    region_shape, Delim, Header, HeaderAlt, NotStreamable, ProfiledStreamParser, RegionShape,
+    StreamProfile, XRegexPlan, XRegexStreamParser,
 };
 pub use crate::template::{is_response_template, ResponseTemplate, StreamParser};
 pub use events::Event;

@@ -43,6 +43,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod profile;
+mod profiled;
 mod region;
 
 use std::fmt;
@@ -56,6 +58,8 @@ use crate::stream::fast::{ByteSet, Scan as ByteScan};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::Event;
 use crate::support::{self, Content};
+pub use profile::{ContentProfile, ReasoningProfile, StreamProfile, Untagged};
+pub use profiled::ProfiledStreamParser;
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
 
 /// Why a schema cannot stream: the JSON pointer of the node or keyword, and the reason.

@@ -1,0 +1,408 @@
+//! A *stream profile*: what a streaming parser needs to know about an x-regex schema whose root
+//! regex cuts the whole output (reasoning, then content, then tool calls), which no forward scan
+//! of the regex itself can stream (see [`XRegexPlan`](super::XRegexPlan) for the schemas that
+//! can). The profile names the literal markers of the format and what the output may open with;
+//! [`ProfiledStreamParser`](super::ProfiledStreamParser) streams the reasoning and content text
+//! that no later text can change, and takes the final message from the one-shot parse, so the
+//! profile can only make a stream hold text back longer, never make it differ from
+//! [`Schema::parse`](crate::Schema::parse).
+//!
+//! ```json
+//! {
+//!   "reasoning": {"field": "reasoning_content", "open": "<think>", "open_after_space": true,
+//!                 "close": ["</think>"], "untagged": "ambiguous"},
+//!   "content": {"field": "content"},
+//!   "markers": ["<tool_call>", "<|im_end|>", "<|endoftext|>"]
+//! }
+//! ```
+
+use serde_json::Value;
+
+use crate::diag::{self, Diagnostics};
+use crate::error::SchemaError;
+use crate::schema::Schema;
+
+/// What untagged text at the start of the output is (text that does not begin with the
+/// reasoning opener).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untagged {
+    /// Content (`hermes`: the reasoning block is optional and only opens with `<think>`).
+    Content,
+    /// Reasoning until a closer (`apriel`: the reasoning has no opener).
+    Reasoning,
+    /// Reasoning unless it begins with `<` (`deepseek_r1`: a substitution prepends `<think>` to
+    /// text that starts with anything else; text starting with other markup is ambiguous).
+    ReasoningUnlessMarkup,
+    /// Undecided until the first marker: reasoning if it is a closer (a substitution turns
+    /// everything before the first `</think>` into reasoning, as in `qwen3`), held otherwise.
+    Ambiguous,
+}
+
+impl Untagged {
+    const NAMES: [&'static str; 4] = [
+        "content",
+        "reasoning",
+        "reasoning_unless_markup",
+        "ambiguous",
+    ];
+
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "content" => Untagged::Content,
+            "reasoning" => Untagged::Reasoning,
+            "reasoning_unless_markup" => Untagged::ReasoningUnlessMarkup,
+            "ambiguous" => Untagged::Ambiguous,
+            _ => return None,
+        })
+    }
+}
+
+/// The reasoning field of a profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasoningProfile {
+    /// The message field the reasoning goes to.
+    pub field: String,
+    /// The literal that opens reasoning at the start of the output, if there is one.
+    pub open: Option<String>,
+    /// Whether whitespace may come before `open` (the root regex reads `^\s*<think>`) rather than
+    /// only at byte 0 (`^<think>`).
+    pub open_after_space: bool,
+    /// An optional literal header before untagged reasoning (`apriel`'s
+    /// `Here are my reasoning steps:`).
+    pub header: Option<String>,
+    /// Literals that end reasoning and start content.
+    pub close: Vec<String>,
+    /// What untagged text is.
+    pub untagged: Untagged,
+}
+
+/// The content field of a profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContentProfile {
+    /// The message field the content goes to.
+    pub field: String,
+    /// Literals the content may begin with that are not part of it (`<response>`).
+    pub open: Vec<String>,
+    /// Whether content exists only after one of `open` (`functionary_v3_2`'s `all\n`).
+    pub open_required: bool,
+    /// Prefixes that make the start of content ambiguous (`llama3_json`: a `{` may be a call).
+    pub held_if_starts: Vec<String>,
+}
+
+/// A stream profile (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamProfile {
+    /// The reasoning field, if the format has one.
+    pub reasoning: Option<ReasoningProfile>,
+    /// The content field, if the format has one.
+    pub content: Option<ContentProfile>,
+    /// Every other literal that can end reasoning or content (tool-call openers, end tokens,
+    /// content closers): streaming of a text field stops at the first of them.
+    pub markers: Vec<String>,
+}
+
+impl StreamProfile {
+    /// Loads a profile for `schema` from JSON text, checking that its fields are properties of
+    /// the schema's root and its markers non-empty.
+    pub fn from_json_str_named(
+        text: &str,
+        source_name: &str,
+        schema: &Schema,
+    ) -> Result<Self, SchemaError> {
+        let value = crate::py::json::loads(text)
+            .map_err(|e| diag::invalid_json(source_name, e, "a stream profile"))?;
+        let mut diags = Diagnostics::default();
+        let profile = load(&value, schema, &mut diags);
+        diags.check(profile, source_name)
+    }
+
+    /// Every literal the stream looks for: reasoning openers and closers, content openers and
+    /// the markers.
+    pub(crate) fn all_markers(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = Vec::new();
+        if let Some(r) = &self.reasoning {
+            all.extend(r.open.as_deref());
+            all.extend(r.close.iter().map(String::as_str));
+        }
+        if let Some(c) = &self.content {
+            all.extend(c.open.iter().map(String::as_str));
+        }
+        all.extend(self.markers.iter().map(String::as_str));
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The part of a prompt prefix that belongs to the output's parse: from the last reasoning
+    /// opener on (`<think>\n` when the prompt opened reasoning, `<think>\n\n</think>\n\n` when
+    /// it closed it), or nothing.
+    pub fn prefix_tail<'p>(&self, prefix: &'p str) -> &'p str {
+        self.reasoning
+            .as_ref()
+            .and_then(|r| r.open.as_deref())
+            .and_then(|open| prefix.rfind(open))
+            .map_or("", |at| &prefix[at..])
+    }
+}
+
+fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<StreamProfile> {
+    let Some(object) = value.as_object() else {
+        diags.error(
+            "",
+            format!(
+                "a stream profile is an object, not {}",
+                diag::json_kind(value)
+            ),
+            "write {\"reasoning\": {…}, \"content\": {…}, \"markers\": […]}",
+        );
+        return None;
+    };
+    for key in object.keys() {
+        if !["reasoning", "content", "markers"].contains(&key.as_str()) {
+            let fix = match diag::closest(key, &["reasoning", "content", "markers"]) {
+                Some(near) => format!("did you mean \"{near}\"?"),
+                None => "keys: reasoning, content, markers".to_owned(),
+            };
+            diags.error(format!("/{key}"), format!("unknown key \"{key}\""), fix);
+        }
+    }
+    let fields: Vec<&str> = schema
+        .root()
+        .properties
+        .iter()
+        .flatten()
+        .map(|p| p.name.as_str())
+        .collect();
+    let reasoning = object
+        .get("reasoning")
+        .and_then(|v| load_reasoning(v, &fields, diags));
+    let content = object
+        .get("content")
+        .and_then(|v| load_content(v, &fields, diags));
+    let markers = object
+        .get("markers")
+        .map_or_else(Vec::new, |v| literals(v, "/markers", diags));
+    Some(StreamProfile {
+        reasoning,
+        content,
+        markers,
+    })
+}
+
+const REASONING_KEYS: [&str; 6] = [
+    "field",
+    "open",
+    "open_after_space",
+    "header",
+    "close",
+    "untagged",
+];
+const CONTENT_KEYS: [&str; 4] = ["field", "open", "open_required", "held_if_starts"];
+
+fn load_reasoning(
+    value: &Value,
+    fields: &[&str],
+    diags: &mut Diagnostics,
+) -> Option<ReasoningProfile> {
+    let object = object_with_keys(value, "/reasoning", &REASONING_KEYS, diags)?;
+    let field = field_name(object.get("field"), "/reasoning/field", fields, diags)?;
+    let open = object
+        .get("open")
+        .and_then(|v| literal(v, "/reasoning/open", diags));
+    let header = object
+        .get("header")
+        .and_then(|v| literal(v, "/reasoning/header", diags));
+    let open_after_space = flag(
+        object.get("open_after_space"),
+        "/reasoning/open_after_space",
+        diags,
+    );
+    let close = object
+        .get("close")
+        .map_or_else(Vec::new, |v| literals(v, "/reasoning/close", diags));
+    let untagged = match object.get("untagged") {
+        None => Untagged::Content,
+        Some(Value::String(name)) => match Untagged::from_name(name) {
+            Some(u) => u,
+            None => {
+                diags.error(
+                    "/reasoning/untagged",
+                    format!("unknown value \"{name}\""),
+                    format!("one of: {}", Untagged::NAMES.join(", ")),
+                );
+                Untagged::Content
+            }
+        },
+        Some(other) => {
+            diags.error(
+                "/reasoning/untagged",
+                format!("expected a string, found {}", diag::json_kind(other)),
+                format!("one of: {}", Untagged::NAMES.join(", ")),
+            );
+            Untagged::Content
+        }
+    };
+    if close.is_empty() && untagged != Untagged::Content {
+        diags.error(
+            "/reasoning/close",
+            "reasoning that untagged text opens needs a closer",
+            "list the literals that end reasoning, e.g. [\"</think>\"]",
+        );
+    }
+    Some(ReasoningProfile {
+        field,
+        open,
+        open_after_space,
+        header,
+        close,
+        untagged,
+    })
+}
+
+fn load_content(value: &Value, fields: &[&str], diags: &mut Diagnostics) -> Option<ContentProfile> {
+    let object = object_with_keys(value, "/content", &CONTENT_KEYS, diags)?;
+    let field = field_name(object.get("field"), "/content/field", fields, diags)?;
+    let open = object
+        .get("open")
+        .map_or_else(Vec::new, |v| literals(v, "/content/open", diags));
+    let open_required = flag(object.get("open_required"), "/content/open_required", diags);
+    if open_required && open.is_empty() {
+        diags.error(
+            "/content/open_required",
+            "content that needs an opener has none listed",
+            "list the openers in /content/open",
+        );
+    }
+    let held_if_starts = object
+        .get("held_if_starts")
+        .map_or_else(Vec::new, |v| literals(v, "/content/held_if_starts", diags));
+    Some(ContentProfile {
+        field,
+        open,
+        open_required,
+        held_if_starts,
+    })
+}
+
+fn object_with_keys<'v>(
+    value: &'v Value,
+    pointer: &str,
+    keys: &[&str],
+    diags: &mut Diagnostics,
+) -> Option<&'v serde_json::Map<String, Value>> {
+    let Some(object) = value.as_object() else {
+        diags.error(
+            pointer,
+            format!("expected an object, found {}", diag::json_kind(value)),
+            format!("an object with keys: {}", keys.join(", ")),
+        );
+        return None;
+    };
+    for key in object.keys() {
+        if !keys.contains(&key.as_str()) {
+            let fix = match diag::closest(key, keys) {
+                Some(near) => format!("did you mean \"{near}\"?"),
+                None => format!("keys: {}", keys.join(", ")),
+            };
+            diags.error(
+                format!("{pointer}/{}", crate::schema::escape_pointer_token(key)),
+                format!("unknown key \"{key}\""),
+                fix,
+            );
+        }
+    }
+    Some(object)
+}
+
+fn field_name(
+    value: Option<&Value>,
+    pointer: &str,
+    fields: &[&str],
+    diags: &mut Diagnostics,
+) -> Option<String> {
+    match value {
+        Some(Value::String(name)) if fields.contains(&name.as_str()) => Some(name.clone()),
+        Some(Value::String(name)) => {
+            let fix = match diag::closest(name, fields) {
+                Some(near) => format!("did you mean \"{near}\"?"),
+                None => format!("the schema's root properties: {}", fields.join(", ")),
+            };
+            diags.error(
+                pointer,
+                format!("\"{name}\" is not a property of the schema's root"),
+                fix,
+            );
+            None
+        }
+        Some(other) => {
+            diags.error(
+                pointer,
+                format!("expected a string, found {}", diag::json_kind(other)),
+                "the name of a root property",
+            );
+            None
+        }
+        None => {
+            diags.error(pointer, "missing", "the name of a root property");
+            None
+        }
+    }
+}
+
+fn flag(value: Option<&Value>, pointer: &str, diags: &mut Diagnostics) -> bool {
+    match value {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            diags.error(
+                pointer,
+                format!("expected true or false, found {}", diag::json_kind(other)),
+                "true or false",
+            );
+            false
+        }
+    }
+}
+
+fn literal(value: &Value, pointer: &str, diags: &mut Diagnostics) -> Option<String> {
+    match value {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::String(_) => {
+            diags.error(
+                pointer,
+                "an empty marker matches everywhere",
+                "a non-empty literal",
+            );
+            None
+        }
+        other => {
+            diags.error(
+                pointer,
+                format!("expected a string, found {}", diag::json_kind(other)),
+                "a literal string",
+            );
+            None
+        }
+    }
+}
+
+fn literals(value: &Value, pointer: &str, diags: &mut Diagnostics) -> Vec<String> {
+    match value {
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| literal(item, &format!("{pointer}/{i}"), diags))
+            .collect(),
+        other => {
+            diags.error(
+                pointer,
+                format!(
+                    "expected a list of strings, found {}",
+                    diag::json_kind(other)
+                ),
+                "a list of literal strings",
+            );
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,622 @@
+//! Streaming for x-regex schemas that a [`StreamProfile`] describes: the root regex cuts the
+//! whole output into reasoning, content and tool calls, each a lazy body (`\S(?:.*?\S)??`) that
+//! ends at the first place where the rest of the pattern matches.
+//!
+//! Why this is exact: a lazy body extends at least up to the first place where what follows it
+//! can match, and in these formats what follows a body can only match at one of the format's
+//! literal markers (a closer, a tool-call opener, an end token) or at the end of the text, after
+//! whitespace. So the text of the current body up to the first marker, less its trailing
+//! whitespace and less a possible marker prefix at the end of the buffer, is in the final value
+//! whatever comes next, and is streamed. The one decision taken at a marker is the move from
+//! reasoning to content at a reasoning closer (after a closer the rest always matches, so the
+//! reasoning ends there); at any other marker streaming stops and the rest arrives with the
+//! final message. The final message is always [`Schema::parse`] of the whole text, so a profile
+//! can only make the stream hold text back, and property tests check that what was streamed is
+//! a prefix of the final values for every chunking.
+//!
+//! Cost: each feed looks at the new bytes (and the longest marker's length before them) once;
+//! `finish` runs the one-shot parse once.
+//!
+//! ```
+//! use chatparse_runtime::schema::stream::{ProfiledStreamParser, StreamProfile};
+//! use chatparse_runtime::stream::{Event, MessageStream};
+//! use chatparse_runtime::Schema;
+//!
+//! let schema = Schema::from_json_str(r#"{"type": "object", "x-regex":
+//!     "^\\s*(?:<think>\\s*(?:(?P<thinking>\\S(?:.*?\\S)??)\\s*)??(?:</think>|$)\\s*)?(?:(?P<content>\\S(?:.*?\\S)??)\\s*)??(?:(?P<call><call>(?:.*?\\S)??)\\s*)?$",
+//!     "properties": {"thinking": {"type": "string"}, "content": {"type": "string"},
+//!                    "call": {"type": "string"}}}"#)?;
+//! let profile = StreamProfile::from_json_str_named(r#"{
+//!     "reasoning": {"field": "thinking", "open": "<think>", "open_after_space": true,
+//!                   "close": ["</think>"]},
+//!     "content": {"field": "content"},
+//!     "markers": ["<call>"]}"#, "<profile>", &schema)?;
+//! let mut stream = ProfiledStreamParser::new(&schema, &profile, "");
+//! let mut content = String::new();
+//! for chunk in ["<think>hm", "m</thi", "nk>Hello", " world <ca", "ll>f()"] {
+//!     stream.feed_with(chunk, &mut |event| {
+//!         if let Event::RegionChunk { field: "content", text, .. } = event {
+//!             content.push_str(&text);
+//!         }
+//!     })?;
+//! }
+//! assert_eq!(content, "Hello world"); // streamed before the output ended
+//! let message = Box::new(stream).finish_with(&mut |_| {})?;
+//! assert_eq!(message, Schema::parse(&schema, "<think>hmm</think>Hello world <call>f()")?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::profile::{StreamProfile, Untagged};
+use crate::error::ParseError;
+use crate::py::unicode::is_space;
+use crate::schema::Schema;
+use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
+use crate::stream::{Event, MessageStream};
+
+/// The two text fields a profile streams, as field indices of [`RawEvent`]s.
+const REASONING: usize = 0;
+const CONTENT: usize = 1;
+
+/// Where the scan of the output stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing decided yet; `at` is where the undecided text starts (after a header).
+    Start { at: usize, header_done: bool },
+    /// Text before the first marker, reasoning if that marker is a closer.
+    Ambiguous { from: usize },
+    /// Inside a text field's body, which starts at `from` (content: after its opener, once
+    /// `started`).
+    Text {
+        field: usize,
+        from: usize,
+        started: bool,
+    },
+    /// Nothing more streams; the final message brings the rest.
+    Held,
+}
+
+/// What has been streamed of one text field: `buffer[start..end]`, contiguous.
+#[derive(Debug, Clone, Copy, Default)]
+struct Streamed {
+    opened: bool,
+    start: usize,
+    end: usize,
+    /// How far the body has been read for its last non-space character.
+    read_to: usize,
+    /// The end of the last non-space character read in the body.
+    text_end: Option<usize>,
+}
+
+/// A stream over a [`StreamProfile`] (see the module documentation).
+#[derive(Debug)]
+pub struct ProfiledStreamParser<'p> {
+    schema: &'p Schema,
+    profile: &'p StreamProfile,
+    markers: Markers<'p>,
+    /// The prompt's tail (see [`StreamProfile::prefix_tail`]) followed by the output so far.
+    buffer: String,
+    phase: Phase,
+    /// Where the marker search of the current phase has looked: complete markers starting
+    /// before `scanned - (longest - 1)` were all seen.
+    scanned: usize,
+    fields: [Streamed; 2],
+    pending: Pending,
+    /// The events the prompt's tail decided, handed out by `initial_events_with`.
+    initial: Vec<RawEvent>,
+}
+
+impl<'p> ProfiledStreamParser<'p> {
+    /// A stream of `schema`'s output guided by `profile`; `prefix` is the prompt (only its tail
+    /// from the last reasoning opener on counts, see [`StreamProfile::prefix_tail`]).
+    pub fn new(schema: &'p Schema, profile: &'p StreamProfile, prefix: &str) -> Self {
+        let mut parser = ProfiledStreamParser {
+            schema,
+            profile,
+            markers: Markers::new(profile.all_markers()),
+            buffer: String::new(),
+            phase: Phase::Start {
+                at: 0,
+                header_done: false,
+            },
+            scanned: 0,
+            fields: [Streamed::default(); 2],
+            pending: Pending::default(),
+            initial: Vec::new(),
+        };
+        let tail = profile.prefix_tail(prefix);
+        if !tail.is_empty() {
+            parser.buffer.push_str(tail);
+            parser.advance();
+            parser.initial = std::mem::take(&mut parser.pending.events);
+        }
+        parser
+    }
+
+    /// Feeds the next chunk; the events it decides go to `on_event`.
+    pub fn feed_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ParseError> {
+        self.pending.check()?;
+        self.pending.events.clear();
+        self.buffer.push_str(chunk);
+        self.advance();
+        let buffer = &self.buffer;
+        let names = Names(self.profile);
+        for raw in self.pending.events.drain(..) {
+            on_event(raw.lend(buffer, &names));
+        }
+        Ok(())
+    }
+
+    /// Ends the output: the message (the one-shot parse of everything, the prompt's tail
+    /// included) and the events that complete the streamed fields and bring the rest.
+    pub fn finish(self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
+        self.pending.check()?;
+        let message = self.schema.parse(&self.buffer)?;
+        let mut events = Vec::new();
+        let Some(object) = message.as_object() else {
+            return Ok((message, events));
+        };
+        // The text fields first (reasoning, then content, as they stream), then the rest in
+        // the message's order.
+        let mut keys: Vec<(&String, &Value)> = object.iter().collect();
+        keys.sort_by_key(|(key, _)| self.text_field(key).unwrap_or(usize::MAX));
+        for (key, value) in keys {
+            let name = self.field_name(key);
+            if self.is_const(key) {
+                continue;
+            }
+            match self.text_field(key) {
+                Some(i) => {
+                    let streamed = &self.fields[i];
+                    let sent = if streamed.opened {
+                        span(&self.buffer, streamed.start, streamed.end)
+                    } else {
+                        events.push(Event::RegionOpen { field: name });
+                        ""
+                    };
+                    let rest = value.as_str().and_then(|v| v.strip_prefix(sent));
+                    debug_assert!(
+                        rest.is_some(),
+                        "streamed {key} {sent:?} is not a prefix of the final {value}"
+                    );
+                    if let Some(rest) = rest.filter(|r| !r.is_empty()) {
+                        events.push(Event::RegionChunk {
+                            field: name,
+                            text: Cow::Owned(rest.to_owned()),
+                            dirty: false,
+                        });
+                    }
+                    events.push(Event::RegionClose {
+                        field: name,
+                        value: value.clone(),
+                    });
+                }
+                None => {
+                    // One region per other field (tool calls: the whole list), its raw text the
+                    // output after the last streamed character, where the field was written:
+                    // adapters find the model's own argument text in it.
+                    events.push(Event::RegionOpen { field: name });
+                    let unstreamed = span(&self.buffer, self.streamed_end(), self.buffer.len());
+                    if !unstreamed.is_empty() {
+                        events.push(Event::RegionChunk {
+                            field: name,
+                            text: Cow::Owned(unstreamed.to_owned()),
+                            dirty: true,
+                        });
+                    }
+                    events.push(Event::RegionClose {
+                        field: name,
+                        value: value.clone(),
+                    });
+                }
+            }
+        }
+        Ok((message, events))
+    }
+
+    /// Where the text streamed so far ends.
+    fn streamed_end(&self) -> usize {
+        self.fields.iter().map(|f| f.end).max().unwrap_or(0)
+    }
+
+    /// The field's name with the profile's or schema's lifetime.
+    fn field_name(&self, key: &str) -> &'p str {
+        self.schema
+            .root()
+            .properties
+            .iter()
+            .flatten()
+            .find(|p| p.name == key)
+            .map_or("", |p| p.name.as_str())
+    }
+
+    fn is_const(&self, key: &str) -> bool {
+        self.schema
+            .root()
+            .properties
+            .iter()
+            .flatten()
+            .any(|p| p.name == key && p.node.constant.is_some())
+    }
+
+    fn text_field(&self, key: &str) -> Option<usize> {
+        if self
+            .profile
+            .reasoning
+            .as_ref()
+            .is_some_and(|r| r.field == key)
+        {
+            Some(REASONING)
+        } else if self
+            .profile
+            .content
+            .as_ref()
+            .is_some_and(|c| c.field == key)
+        {
+            Some(CONTENT)
+        } else {
+            None
+        }
+    }
+
+    /// Moves the scan as far as the buffer decides, recording events.
+    fn advance(&mut self) {
+        loop {
+            let before = self.phase;
+            match self.phase {
+                Phase::Start { at, header_done } => self.start(at, header_done),
+                Phase::Ambiguous { from } => self.ambiguous(from),
+                Phase::Text {
+                    field,
+                    from,
+                    started,
+                } => self.text(field, from, started),
+                Phase::Held => {}
+            }
+            if self.phase == before {
+                return;
+            }
+        }
+    }
+
+    /// The first non-space character at or after `from`, if the buffer has one.
+    fn first_text(&self, from: usize) -> Option<usize> {
+        self.buffer
+            .get(from..)?
+            .char_indices()
+            .find(|&(_, c)| !is_space(c))
+            .map(|(i, _)| from + i)
+    }
+
+    /// Moves to the phase of `field`'s body at `from` (Held if the profile has no such field).
+    fn enter(&mut self, field: usize, from: usize) {
+        let exists = match field {
+            REASONING => self.profile.reasoning.is_some(),
+            _ => self.profile.content.is_some(),
+        };
+        self.scanned = from;
+        self.phase = if exists {
+            Phase::Text {
+                field,
+                from,
+                started: field == REASONING,
+            }
+        } else {
+            Phase::Held
+        };
+    }
+
+    fn start(&mut self, at: usize, header_done: bool) {
+        let Some(reasoning) = &self.profile.reasoning else {
+            self.enter(CONTENT, at);
+            return;
+        };
+        let Some(t) = self.first_text(at) else {
+            return;
+        };
+        let rest = &self.buffer.as_bytes()[t..];
+        if let (Some(header), false) = (&reasoning.header, header_done) {
+            let header = header.as_bytes();
+            if rest.starts_with(header) {
+                self.phase = Phase::Start {
+                    at: t + header.len(),
+                    header_done: true,
+                };
+            } else if header.starts_with(rest) {
+                // A header may be arriving.
+            } else {
+                self.phase = Phase::Start {
+                    at,
+                    header_done: true,
+                };
+            }
+            return;
+        }
+        if let Some(open) = &reasoning.open {
+            let o = if reasoning.open_after_space { t } else { 0 };
+            if o == t {
+                let open = open.as_bytes();
+                if rest.starts_with(open) {
+                    self.enter(REASONING, t + open.len());
+                    return;
+                }
+                if open.starts_with(rest) {
+                    return;
+                }
+            }
+        }
+        match reasoning.untagged {
+            Untagged::Content => self.enter(CONTENT, at),
+            Untagged::Reasoning => self.enter(REASONING, t),
+            Untagged::ReasoningUnlessMarkup if rest.first() != Some(&b'<') => {
+                self.enter(REASONING, t)
+            }
+            Untagged::ReasoningUnlessMarkup | Untagged::Ambiguous => {
+                self.scanned = at;
+                self.phase = Phase::Ambiguous { from: at };
+            }
+        }
+    }
+
+    fn ambiguous(&mut self, from: usize) {
+        let Some((m, marker)) = self.markers.first_in(&self.buffer, self.scanned.max(from)) else {
+            self.scanned = self.markers.resume_from(self.buffer.len());
+            return;
+        };
+        if !self.is_reasoning_close(marker) {
+            self.phase = Phase::Held;
+            return;
+        }
+        // Everything before the first closer is reasoning: stream it at once.
+        if let Some(t) = self.first_text(from).filter(|&t| t < m) {
+            let end = t + self.buffer[t..m].trim_end_matches(is_space).len();
+            self.emit(REASONING, t, end);
+        }
+        self.enter(CONTENT, m + marker.len());
+    }
+
+    fn is_reasoning_close(&self, marker: &str) -> bool {
+        self.profile
+            .reasoning
+            .as_ref()
+            .is_some_and(|r| r.close.iter().any(|c| c == marker))
+    }
+
+    fn text(&mut self, field: usize, from: usize, started: bool) {
+        if !started {
+            self.start_content(from);
+            return;
+        }
+        let found = self.markers.first_in(&self.buffer, self.scanned.max(from));
+        let limit = match found {
+            Some((m, _)) => m,
+            None => {
+                self.scanned = self.markers.resume_from(self.buffer.len());
+                self.buffer.len() - self.markers.partial_suffix(&self.buffer)
+            }
+        };
+        self.stream_to(field, from, limit);
+        if let Some((m, marker)) = found {
+            if field == REASONING && self.is_reasoning_close(marker) {
+                self.enter(CONTENT, m + marker.len());
+            } else {
+                self.phase = Phase::Held;
+            }
+        }
+    }
+
+    /// Content's start: its optional opener, and the starts that make it ambiguous.
+    fn start_content(&mut self, from: usize) {
+        let Some(content) = &self.profile.content else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let Some(t) = self.first_text(from) else {
+            return;
+        };
+        let rest = &self.buffer.as_bytes()[t..];
+        let mut from = from;
+        let mut opened = false;
+        for open in &content.open {
+            let open = open.as_bytes();
+            if rest.starts_with(open) {
+                from = t + open.len();
+                opened = true;
+                break;
+            }
+            if open.starts_with(rest) {
+                return;
+            }
+        }
+        if content.open_required && !opened {
+            self.phase = Phase::Held;
+            return;
+        }
+        if !opened {
+            for held in &content.held_if_starts {
+                let held = held.as_bytes();
+                if rest.starts_with(held) {
+                    self.phase = Phase::Held;
+                    return;
+                }
+                if held.starts_with(rest) {
+                    return;
+                }
+            }
+        }
+        self.scanned = from;
+        self.phase = Phase::Text {
+            field: CONTENT,
+            from,
+            started: true,
+        };
+    }
+
+    /// Streams `field`'s body text in `from..limit` that is known: up to its last non-space
+    /// character.
+    fn stream_to(&mut self, field: usize, from: usize, limit: usize) {
+        let streamed = &mut self.fields[field];
+        let read_from = streamed.read_to.max(from);
+        if limit <= read_from {
+            return;
+        }
+        let mut text_end = streamed.text_end;
+        let mut first = None;
+        for (i, c) in self.buffer[read_from..limit].char_indices() {
+            if !is_space(c) {
+                first.get_or_insert(read_from + i);
+                text_end = Some(read_from + i + c.len_utf8());
+            }
+        }
+        streamed.read_to = limit;
+        streamed.text_end = text_end;
+        let Some(end) = text_end else {
+            return;
+        };
+        let start = if streamed.opened {
+            streamed.end
+        } else {
+            first.unwrap_or(read_from)
+        };
+        if end > start {
+            self.emit(field, start, end);
+        }
+    }
+
+    fn emit(&mut self, field: usize, start: usize, end: usize) {
+        let streamed = &mut self.fields[field];
+        if !streamed.opened {
+            streamed.opened = true;
+            streamed.start = start;
+            self.pending.events.push(RawEvent::Open { field });
+        }
+        streamed.end = end;
+        streamed.read_to = streamed.read_to.max(end);
+        streamed.text_end = Some(end).max(streamed.text_end);
+        self.pending
+            .events
+            .push(RawEvent::Chunk { field, start, end });
+    }
+}
+
+/// Field names of the two text fields.
+struct Names<'p>(&'p StreamProfile);
+
+impl FieldNames for Names<'_> {
+    fn name(&self, field: usize) -> &str {
+        match field {
+            REASONING => self.0.reasoning.as_ref().map_or("", |r| r.field.as_str()),
+            _ => self.0.content.as_ref().map_or("", |c| c.field.as_str()),
+        }
+    }
+
+    fn dirty(&self, _: usize) -> bool {
+        false
+    }
+}
+
+/// The profile's literals, searched together.
+#[derive(Debug)]
+struct Markers<'p> {
+    literals: Vec<&'p str>,
+    /// The distinct first bytes of the literals.
+    firsts: Vec<u8>,
+    longest: usize,
+}
+
+impl<'p> Markers<'p> {
+    fn new(literals: Vec<&'p str>) -> Self {
+        let mut firsts: Vec<u8> = literals
+            .iter()
+            .filter_map(|l| l.as_bytes().first().copied())
+            .collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        let longest = literals.iter().map(|l| l.len()).max().unwrap_or(0);
+        Markers {
+            literals,
+            firsts,
+            longest,
+        }
+    }
+
+    /// Where a search that has looked at a buffer of `len` bytes resumes: a marker starting
+    /// earlier would have been complete.
+    fn resume_from(&self, len: usize) -> usize {
+        len.saturating_sub(self.longest.saturating_sub(1))
+    }
+
+    /// The first complete marker at or after `from` (the longest one at the same position).
+    fn first_in(&self, buffer: &str, from: usize) -> Option<(usize, &'p str)> {
+        let bytes = buffer.as_bytes();
+        let hay = bytes.get(from..)?;
+        let check = |i: usize| {
+            let at = &hay[i..];
+            self.literals
+                .iter()
+                .filter(|l| at.starts_with(l.as_bytes()))
+                .max_by_key(|l| l.len())
+                .map(|l| (from + i, *l))
+        };
+        match self.firsts.as_slice() {
+            [] => None,
+            [a] => memchr::memchr_iter(*a, hay).find_map(check),
+            [a, b] => memchr::memchr2_iter(*a, *b, hay).find_map(check),
+            [a, b, c] => memchr::memchr3_iter(*a, *b, *c, hay).find_map(check),
+            many => hay
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| many.contains(b))
+                .find_map(|(i, _)| check(i)),
+        }
+    }
+
+    /// The length of the longest end of `buffer` that is a proper prefix of a marker.
+    fn partial_suffix(&self, buffer: &str) -> usize {
+        let bytes = buffer.as_bytes();
+        let mut best = 0;
+        for literal in &self.literals {
+            let l = literal.as_bytes();
+            for k in (best + 1..l.len().min(bytes.len() + 1)).rev() {
+                if bytes.ends_with(&l[..k]) {
+                    best = k;
+                    break;
+                }
+            }
+        }
+        best
+    }
+}
+
+impl MessageStream for ProfiledStreamParser<'_> {
+    fn feed_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), ParseError> {
+        ProfiledStreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn initial_events_with(&self, on_event: &mut dyn FnMut(Event<'_>)) {
+        let names = Names(self.profile);
+        for raw in &self.initial {
+            on_event(raw.clone().lend(&self.buffer, &names));
+        }
+    }
+
+    fn finish_with(
+        self: Box<Self>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<Value, ParseError> {
+        let (message, events) = (*self).finish()?;
+        events.into_iter().for_each(on_event);
+        Ok(message)
+    }
+}
