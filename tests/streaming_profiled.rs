@@ -85,6 +85,8 @@ struct Streamed {
     /// Per text field: the text streamed before `finish`.
     early: Vec<(String, String)>,
     closes: Vec<(String, Value)>,
+    /// Calls closed before `finish`.
+    early_calls: usize,
 }
 
 impl Streamed {
@@ -96,6 +98,13 @@ impl Streamed {
     }
 
     fn record(&mut self, event: Event<'_>, early: bool) {
+        if early {
+            if let Event::RegionClose { field, .. } = &event {
+                if *field == "tool_calls" {
+                    self.early_calls += 1;
+                }
+            }
+        }
         match event {
             Event::RegionChunk { field, text, .. } => {
                 Self::push_text(&mut self.texts, field, &text);
@@ -174,6 +183,28 @@ fn check(
         let Ok(final_message) = &one_shot else {
             continue;
         };
+        if let Some(calls) = spec.stream_profile().unwrap().tool_calls.as_ref() {
+            // The calls' closes (one call each, or a list of the rest) rebuild the final list.
+            let mut rebuilt = Vec::new();
+            for (field, value) in &got.closes {
+                if *field == calls.field {
+                    match value {
+                        Value::Array(items) => rebuilt.extend(items.iter().cloned()),
+                        other => rebuilt.push(other.clone()),
+                    }
+                }
+            }
+            let want = match final_message.get(&calls.field) {
+                Some(Value::Array(items)) => items.clone(),
+                Some(other) => vec![other.clone()],
+                None => Vec::new(),
+            };
+            if rebuilt.len() != want.len()
+                || !rebuilt.iter().zip(&want).all(|(a, b)| same_value(a, b))
+            {
+                return fail(format!("calls: closes {rebuilt:?}, final {want:?}"));
+            }
+        }
         for field in &fields {
             let want = final_message.get(field).and_then(Value::as_str);
             let text = got.texts.iter().find(|(f, _)| f == field).map(|(_, t)| t);
@@ -284,6 +315,7 @@ fn streamed_equals_one_shot_with_prompt_prefixes() {
 fn streamed_equals_one_shot_on_marker_soups() {
     let mut rng = Rng(0xdead_beef_0015);
     let mut failures = Vec::new();
+    let mut early_calls = std::collections::BTreeMap::<&str, usize>::new();
     for (name, spec) in profiled() {
         let profile = spec.stream_profile().unwrap();
         let mut atoms: Vec<String> = Vec::new();
@@ -326,13 +358,44 @@ fn streamed_equals_one_shot_on_marker_soups() {
                 "f\n{}",
                 "<think>",
                 "</think>",
+                // Whole calls and closers of the families' iterators.
+                "</tool_call>",
+                "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+                "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜>",
+                "<｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>",
+                "<｜tool▁calls▁end｜>",
+                "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>",
+                "<|tool_calls_section_end|>",
+                "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+                "<function=f>{\"a\": 1}</function>",
+                "</function>",
+                "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>",
+                "<tool_call|>",
             ]
             .map(str::to_owned),
         );
-        for _ in 0..250 {
+        if let Some(c) = &profile.tool_calls {
+            atoms.extend(c.open.iter().cloned());
+        }
+        // Well-formed pieces too, so that soups reach calls that parse.
+        let segments = [
+            "</think>\n\nSure. ",
+            "<think>Plan.</think>",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```<｜tool▁call▁end｜>",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|>",
+            "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+        ];
+        for _ in 0..300 {
             let n = 1 + rng.below(8);
             let input: String = (0..n)
-                .map(|_| atoms[rng.below(atoms.len())].as_str())
+                .map(|_| {
+                    if rng.below(3) == 0 {
+                        segments[rng.below(segments.len())]
+                    } else {
+                        atoms[rng.below(atoms.len())].as_str()
+                    }
+                })
                 .collect();
             let cuts = chunkings(&input, &mut rng, 10);
             let prefix = match rng.below(3) {
@@ -341,6 +404,18 @@ fn streamed_equals_one_shot_on_marker_soups() {
                 _ => Some("<|assistant|><seed:think>\n\n</seed:think>"),
             };
             failures.extend(check(name, &spec, prefix, &input, &cuts));
+            let one_byte: Vec<usize> = char_boundaries(&input).into_iter().skip(1).collect();
+            *early_calls.entry(name).or_default() +=
+                stream(&spec, prefix, &input, &one_byte).early_calls;
+        }
+    }
+    // The soups reach calls that stream before the end, for every family whose calls can.
+    for (name, spec) in profiled() {
+        if spec.stream_profile().unwrap().tool_calls.is_some() {
+            assert!(
+                early_calls.get(name).copied().unwrap_or(0) >= 3,
+                "{name}: {early_calls:?}"
+            );
         }
     }
     assert!(
@@ -359,6 +434,10 @@ fn reasoning_and_content_stream_before_the_end() {
     let cases: &[(&str, Option<&str>, &str)] = &[
         ("qwen3", Some("<|im_start|>assistant\n<think>\n"), "Let me think.\n</think>\n\nIt is sunny.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call><|im_end|>"),
         ("qwen3", None, "<think>\nLet me think.\n</think>\n\nIt is sunny.<|im_end|>"),
+        ("qwen3", None, "<think>\nLet me think.\n</think>\n\nTwo calls.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"g\", \"arguments\": {}}\n</tool_call><|im_end|>"),
+
+        ("functionary_v3_1", None, "Sure.<function=f>{\"a\": 1}</function><function=g>{}</function><|eot_id|>"),
+        ("gemma4", None, "<|channel>thought\nPlan.<channel|>Sure.<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|><turn|>"),
         ("hermes", None, "It is sunny in Paris today.<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>"),
         ("deepseek_r1", None, "Let me think.\n</think>\n\nIt is sunny.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
         ("kimi_k2", None, "<think>Let me think.</think>It is sunny.<|tool_calls_section_begin|>"),
@@ -381,6 +460,13 @@ fn reasoning_and_content_stream_before_the_end() {
             .chain([input.len()])
             .collect();
         let got = stream(&spec, *prefix, input, &cuts);
+        let calls = one_shot
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if spec.stream_profile().unwrap().tool_calls.is_some() {
+            assert_eq!(got.early_calls, calls, "{name}: calls before the end");
+        }
         for field in text_fields(&spec) {
             if let Some(want) = one_shot.get(&field).and_then(Value::as_str) {
                 assert_eq!(got.early(&field), want, "{name}: {field} before the end");

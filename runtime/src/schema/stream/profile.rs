@@ -89,6 +89,17 @@ pub struct ContentProfile {
     pub held_if_starts: Vec<String>,
 }
 
+/// The tool-call field of a profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallsProfile {
+    /// The message field the calls go to (an `x-regex-iterator` array).
+    pub field: String,
+    /// The literals that open the calls' part of the output (`<tool_call>`): after content that
+    /// ends at one of them, each call whose iterator match is closed by a literal closer is
+    /// final and streams as it closes.
+    pub open: Vec<String>,
+}
+
 /// A stream profile (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamProfile {
@@ -96,6 +107,8 @@ pub struct StreamProfile {
     pub reasoning: Option<ReasoningProfile>,
     /// The content field, if the format has one.
     pub content: Option<ContentProfile>,
+    /// The tool-call field, if its calls can stream one by one.
+    pub tool_calls: Option<CallsProfile>,
     /// Every other literal that can end reasoning or content (tool-call openers, end tokens,
     /// content closers): streaming of a text field stops at the first of them.
     pub markers: Vec<String>,
@@ -125,6 +138,9 @@ impl StreamProfile {
             all.extend(r.close.iter().map(String::as_str));
         }
         if let Some(c) = &self.content {
+            all.extend(c.open.iter().map(String::as_str));
+        }
+        if let Some(c) = &self.tool_calls {
             all.extend(c.open.iter().map(String::as_str));
         }
         all.extend(self.markers.iter().map(String::as_str));
@@ -158,10 +174,10 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
         return None;
     };
     for key in object.keys() {
-        if !["reasoning", "content", "markers"].contains(&key.as_str()) {
-            let fix = match diag::closest(key, &["reasoning", "content", "markers"]) {
+        if !TOP_KEYS.contains(&key.as_str()) {
+            let fix = match diag::closest(key, &TOP_KEYS) {
                 Some(near) => format!("did you mean \"{near}\"?"),
-                None => "keys: reasoning, content, markers".to_owned(),
+                None => format!("keys: {}", TOP_KEYS.join(", ")),
             };
             diags.error(format!("/{key}"), format!("unknown key \"{key}\""), fix);
         }
@@ -179,14 +195,51 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
     let content = object
         .get("content")
         .and_then(|v| load_content(v, &fields, diags));
+    let tool_calls = object
+        .get("tool_calls")
+        .and_then(|v| load_calls(v, schema, &fields, diags));
     let markers = object
         .get("markers")
         .map_or_else(Vec::new, |v| literals(v, "/markers", diags));
     Some(StreamProfile {
         reasoning,
         content,
+        tool_calls,
         markers,
     })
+}
+
+const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
+const CALLS_KEYS: [&str; 2] = ["field", "open"];
+
+fn load_calls(
+    value: &Value,
+    schema: &Schema,
+    fields: &[&str],
+    diags: &mut Diagnostics,
+) -> Option<CallsProfile> {
+    let object = object_with_keys(value, "/tool_calls", &CALLS_KEYS, diags)?;
+    let field = field_name(object.get("field"), "/tool_calls/field", fields, diags)?;
+    if let Some(node) = schema.root().property(&field) {
+        if let Err(why) = super::profiled::CallScan::check(node) {
+            diags.error(
+                "/tool_calls/field",
+                format!("the calls of \"{field}\" cannot stream one by one: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    }
+    let open = object
+        .get("open")
+        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
+    if open.is_empty() {
+        diags.error(
+            "/tool_calls/open",
+            "no literal opens the calls",
+            "list the literals the calls' part of the output starts with, e.g. [\"<tool_call>\"]",
+        );
+    }
+    Some(CallsProfile { field, open })
 }
 
 const REASONING_KEYS: [&str; 6] = [

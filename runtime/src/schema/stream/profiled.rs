@@ -50,16 +50,21 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use memchr::memmem;
+
 use super::profile::{StreamProfile, Untagged};
+use super::region::{region_shape, Delim, RegionShape};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
-use crate::schema::Schema;
+use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::{Event, MessageStream};
+use crate::support::Content;
 
-/// The two text fields a profile streams, as field indices of [`RawEvent`]s.
+/// The fields a profile streams, as field indices of [`RawEvent`]s.
 const REASONING: usize = 0;
 const CONTENT: usize = 1;
+const CALLS: usize = 2;
 
 /// Where the scan of the output stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +80,9 @@ enum Phase {
         from: usize,
         started: bool,
     },
+    /// After content that ended at a calls opener: each call streams as its iterator match
+    /// closes; `next` is where the next match is searched from.
+    Calls { next: usize },
     /// Nothing more streams; the final message brings the rest.
     Held,
 }
@@ -104,6 +112,14 @@ pub struct ProfiledStreamParser<'p> {
     /// before `scanned - (longest - 1)` were all seen.
     scanned: usize,
     fields: [Streamed; 2],
+    /// The calls field, when its calls stream one by one.
+    calls: Option<CallScan<'p>>,
+    /// The calls streamed so far, and where the last one ended.
+    calls_sent: Vec<Value>,
+    calls_end: usize,
+    /// The opener of the call being read, and where its closer is searched from.
+    call_open: Option<usize>,
+    closer_from: usize,
     pending: Pending,
     /// The events the prompt's tail decided, handed out by `initial_events_with`.
     initial: Vec<RawEvent>,
@@ -124,6 +140,14 @@ impl<'p> ProfiledStreamParser<'p> {
             },
             scanned: 0,
             fields: [Streamed::default(); 2],
+            calls: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field)?;
+                CallScan::new(&c.field, node).ok()
+            }),
+            calls_sent: Vec::new(),
+            calls_end: 0,
+            call_open: None,
+            closer_from: 0,
             pending: Pending::default(),
             initial: Vec::new(),
         };
@@ -198,6 +222,34 @@ impl<'p> ProfiledStreamParser<'p> {
                         value: value.clone(),
                     });
                 }
+                None if !self.calls_sent.is_empty()
+                    && self.calls.as_ref().is_some_and(|c| c.field == key) =>
+                {
+                    let items = value.as_array().map_or(&[][..], Vec::as_slice);
+                    debug_assert!(
+                        items.len() >= self.calls_sent.len()
+                            && items
+                                .iter()
+                                .zip(&self.calls_sent)
+                                .all(|(a, b)| crate::py::identical(a, b)),
+                        "streamed calls {:?} are not the first of the final {value}",
+                        self.calls_sent
+                    );
+                    let rest = items.get(self.calls_sent.len()..).unwrap_or_default();
+                    if !rest.is_empty() {
+                        events.push(Event::RegionOpen { field: name });
+                        let unstreamed = span(&self.buffer, self.streamed_end(), self.buffer.len());
+                        events.push(Event::RegionChunk {
+                            field: name,
+                            text: Cow::Owned(unstreamed.to_owned()),
+                            dirty: true,
+                        });
+                        events.push(Event::RegionClose {
+                            field: name,
+                            value: Value::Array(rest.to_vec()),
+                        });
+                    }
+                }
                 None => {
                     // One region per other field (tool calls: the whole list), its raw text the
                     // output after the last streamed character, where the field was written:
@@ -223,7 +275,12 @@ impl<'p> ProfiledStreamParser<'p> {
 
     /// Where the text streamed so far ends.
     fn streamed_end(&self) -> usize {
-        self.fields.iter().map(|f| f.end).max().unwrap_or(0)
+        self.fields
+            .iter()
+            .map(|f| f.end)
+            .chain([self.calls_end])
+            .max()
+            .unwrap_or(0)
     }
 
     /// The field's name with the profile's or schema's lifetime.
@@ -278,6 +335,7 @@ impl<'p> ProfiledStreamParser<'p> {
                     from,
                     started,
                 } => self.text(field, from, started),
+                Phase::Calls { next } => self.calls(next),
                 Phase::Held => {}
             }
             if self.phase == before {
@@ -406,10 +464,111 @@ impl<'p> ProfiledStreamParser<'p> {
         if let Some((m, marker)) = found {
             if field == REASONING && self.is_reasoning_close(marker) {
                 self.enter(CONTENT, m + marker.len());
+            } else if field == CONTENT && self.calls.is_some() && self.opens_calls(marker) {
+                self.scanned = m + marker.len();
+                self.phase = Phase::Calls { next: m };
             } else {
                 self.phase = Phase::Held;
             }
         }
+    }
+
+    fn opens_calls(&self, marker: &str) -> bool {
+        self.profile
+            .tool_calls
+            .as_ref()
+            .is_some_and(|c| c.open.iter().any(|o| o == marker))
+    }
+
+    /// The first marker after the calls' opener that is not one more calls opener (an end
+    /// token, a reasoning marker): the calls' part of the output may end there, so no call that
+    /// closes later is known.
+    fn call_stop(&mut self) -> Option<usize> {
+        loop {
+            match self.markers.first_in(&self.buffer, self.scanned) {
+                Some((m, marker)) if self.opens_calls(marker) => self.scanned = m + marker.len(),
+                Some((m, _)) => return Some(m),
+                None => {
+                    self.scanned = self
+                        .scanned
+                        .max(self.markers.resume_from(self.buffer.len()));
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Streams every call whose iterator match closes (by a literal closer) before anything
+    /// that could end the calls' part of the output.
+    ///
+    /// Why a closed match is final: the calls' group of the root regex runs from its opener to
+    /// an end token or the end of the text, so it holds every closed match seen before a stop
+    /// marker; `re.finditer` finds matches left to right, and a lazy body ends at the first
+    /// closer, so later text cannot change a match that has closed.
+    fn calls(&mut self, next: usize) {
+        let stop = self.call_stop();
+        let limit =
+            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        let Some(scan) = self.calls.take() else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let mut next = next;
+        let failed = loop {
+            let bytes = &self.buffer.as_bytes()[..limit];
+            let open_at = match self.call_open {
+                Some(at) => at,
+                None => match scan.find_opener(bytes, next) {
+                    Some(at) => {
+                        self.call_open = Some(at);
+                        self.closer_from = at + scan.shape.opener.len();
+                        at
+                    }
+                    None => {
+                        next = next.max(limit.saturating_sub(scan.shape.opener.len()));
+                        break false;
+                    }
+                },
+            };
+            let Some((close_at, close_len)) = scan.find_closer(bytes, self.closer_from) else {
+                let body = open_at + scan.shape.opener.len();
+                self.closer_from = limit.saturating_sub(scan.longest_closer).max(body);
+                break false;
+            };
+            let body = if scan.shape.capture_from_opener {
+                open_at
+            } else {
+                open_at + scan.shape.opener.len()
+            };
+            let capture = span(&self.buffer, body, close_at);
+            let Ok(value) =
+                crate::schema::interp::parse_node(scan.items, Content::borrowed(capture))
+            else {
+                // A call that does not parse: the final parse says what becomes of it.
+                break true;
+            };
+            let end = close_at + close_len;
+            self.pending.events.push(RawEvent::Open { field: CALLS });
+            self.pending.events.push(RawEvent::Chunk {
+                field: CALLS,
+                start: open_at,
+                end,
+            });
+            self.pending.events.push(RawEvent::Close {
+                field: CALLS,
+                value: value.clone(),
+            });
+            self.calls_sent.push(value);
+            self.calls_end = end;
+            self.call_open = None;
+            next = end;
+        };
+        self.calls = Some(scan);
+        self.phase = if failed || (stop.is_some() && self.call_open.is_none()) {
+            Phase::Held
+        } else {
+            Phase::Calls { next }
+        };
     }
 
     /// Content's start: its optional opener, and the starts that make it ambiguous.
@@ -506,19 +665,108 @@ impl<'p> ProfiledStreamParser<'p> {
     }
 }
 
-/// Field names of the two text fields.
+/// Field names of the streamed fields.
 struct Names<'p>(&'p StreamProfile);
 
 impl FieldNames for Names<'_> {
     fn name(&self, field: usize) -> &str {
         match field {
             REASONING => self.0.reasoning.as_ref().map_or("", |r| r.field.as_str()),
-            _ => self.0.content.as_ref().map_or("", |c| c.field.as_str()),
+            CONTENT => self.0.content.as_ref().map_or("", |c| c.field.as_str()),
+            _ => self.0.tool_calls.as_ref().map_or("", |c| c.field.as_str()),
         }
     }
 
-    fn dirty(&self, _: usize) -> bool {
-        false
+    fn dirty(&self, field: usize) -> bool {
+        field == CALLS
+    }
+}
+
+/// How the calls of an `x-regex-iterator` field are found one by one: the iterator's region
+/// shape (a literal opener, a lazy body, literal closers or `$`) and the items' schema.
+#[derive(Debug)]
+pub(crate) struct CallScan<'p> {
+    field: &'p str,
+    items: &'p Node,
+    shape: RegionShape,
+    /// The literal closers, in pattern order.
+    closers: Vec<String>,
+    longest_closer: usize,
+}
+
+impl<'p> CallScan<'p> {
+    fn new(field: &'p str, node: &'p Node) -> Result<Self, String> {
+        let shape = Self::check(node)?;
+        let Items::Each(items) = &node.items else {
+            return Err("it has no `items` schema".into());
+        };
+        let closers: Vec<String> = shape
+            .closers
+            .iter()
+            .filter_map(|c| match c {
+                Delim::Lit(l) => Some(l.clone()),
+                Delim::Dollar => None,
+            })
+            .collect();
+        let longest_closer = closers.iter().map(String::len).max().unwrap_or(0);
+        Ok(CallScan {
+            field,
+            items,
+            shape,
+            closers,
+            longest_closer,
+        })
+    }
+
+    /// Whether the calls of `node` stream one by one, or why not.
+    pub(crate) fn check(node: &Node) -> Result<RegionShape, String> {
+        if node.node_type != NodeType::Array
+            || node.regex.is_some()
+            || !node.substitutions.is_empty()
+            || node.parser.is_some()
+            || node.key_value.is_some()
+            || !matches!(node.items, Items::Each(_))
+        {
+            return Err(
+                "only an array with `x-regex-iterator` and `items` (no x-regex, substitutions or \
+                 parser) streams its calls"
+                    .into(),
+            );
+        }
+        let iterator = node
+            .iterator
+            .as_ref()
+            .ok_or("the field has no x-regex-iterator")?;
+        let shape = region_shape(&iterator.regex)?;
+        if !shape.not_followed_by.is_empty() || shape.header.is_some() {
+            return Err("its iterator has a look-ahead or a header after the opener".into());
+        }
+        if !shape.closers.iter().any(|c| matches!(c, Delim::Lit(_))) {
+            return Err("its iterator has no literal closer".into());
+        }
+        Ok(shape)
+    }
+
+    /// The first whole opener in `bytes[from..]`.
+    fn find_opener(&self, bytes: &[u8], from: usize) -> Option<usize> {
+        let hay = bytes.get(from..)?;
+        memmem::find(hay, self.shape.opener.as_bytes()).map(|i| from + i)
+    }
+
+    /// The first whole literal closer in `bytes[from..]` (at one position, the first in pattern
+    /// order), as position and length.
+    fn find_closer(&self, bytes: &[u8], from: usize) -> Option<(usize, usize)> {
+        let hay = bytes.get(from..)?;
+        let mut best: Option<(usize, usize)> = None;
+        for closer in &self.closers {
+            let limit = best.map_or(hay.len(), |(at, _)| (at + closer.len()).min(hay.len()));
+            if let Some(i) = memmem::find(&hay[..limit], closer.as_bytes()) {
+                if best.is_none_or(|(at, _)| i < at) {
+                    best = Some((i, closer.len()));
+                }
+            }
+        }
+        best.map(|(i, len)| (from + i, len))
     }
 }
 
