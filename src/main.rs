@@ -60,6 +60,11 @@ struct StreamArgs {
     /// types their parameter schemas declare.
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    /// Never fail on the output: a tool call or field that does not parse is left out of the
+    /// message and reported as a `{"type":"malformed",…}` event with its text, span and reason
+    /// (x-regex schemas; response templates parse strictly).
+    #[arg(long, conflicts_with = "openai")]
+    lenient: bool,
     #[command(flatten)]
     openai: OpenAiArgs,
 }
@@ -151,6 +156,12 @@ struct ParseArgs {
     /// arguments to the declared types; x-regex schemas do not use them).
     #[arg(long, value_name = "FILE", conflicts_with = "jsonl")]
     tools: Option<PathBuf>,
+    /// Never fail on the output: print `{"message": …, "malformed": […]}`, where each tool call
+    /// or field that does not parse is left out of the message and kept in `malformed` with its
+    /// text, span (byte offsets, when the text is in the output verbatim) and reason (x-regex
+    /// schemas; response templates parse strictly).
+    #[arg(long, conflicts_with_all = ["jsonl", "openai"])]
+    lenient: bool,
     #[command(flatten)]
     openai: OpenAiArgs,
     /// Input file (`-` or none: standard input).
@@ -309,6 +320,9 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
     if args.openai.openai {
         return parse_openai(&args);
     }
+    if args.lenient {
+        return parse_lenient(&args);
+    }
     if args.prefix.is_some() || args.tools.is_some() || args.schema.ends_with(TRANSFORMERS_SUFFIX) {
         return parse_spec(&args);
     }
@@ -374,6 +388,37 @@ fn parse_spec(args: &ParseArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `parse --lenient`: the message and what was set aside, as one JSON object.
+fn parse_lenient(args: &ParseArgs) -> Result<ExitCode, Failure> {
+    let spec = load_stream_spec(&args.schema)?;
+    let prefix = args
+        .prefix
+        .as_ref()
+        .map(|p| read_text_file("prefix", p))
+        .transpose()?;
+    let input = read_input(args.file.as_ref())?;
+    let text = std::str::from_utf8(&input)
+        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let parsed = spec
+        .parse_lenient(text, prefix.as_deref())
+        .map_err(|e| setup_failure(&args.schema, e))?;
+    let out = serde_json::json!({
+        "message": parsed.message,
+        "malformed": parsed.malformed.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
+    });
+    let json = if args.pretty {
+        serde_json::to_string_pretty(&out)
+    } else {
+        serde_json::to_string(&out)
+    }
+    .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    writeln!(out, "{json}")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `parse --openai`: the spec `stream` runs for the same `--schema` (a shipped response template
 /// before a shipped schema of the same name), so that both give the same message.
 fn parse_openai(args: &ParseArgs) -> Result<ExitCode, Failure> {
@@ -423,6 +468,7 @@ fn setup_failure(schema: &str, e: StreamSetupError) -> Failure {
             ),
         ),
         StreamSetupError::Prefix(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
+        e @ StreamSetupError::Lenient { .. } => Failure::new(EXIT_BAD_SCHEMA, e.to_string()),
     }
 }
 
@@ -654,9 +700,12 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut parser = spec
-        .stream(prefix, tools)
-        .map_err(|e| setup_failure(&args.schema, e))?;
+    let started = if args.lenient {
+        spec.stream_lenient(prefix, tools)
+    } else {
+        spec.stream(prefix, tools)
+    };
+    let mut parser = started.map_err(|e| setup_failure(&args.schema, e))?;
     let mut written = Ok(());
     parser.initial_events_with(&mut |event| {
         if written.is_ok() {

@@ -256,6 +256,7 @@ fn summarize<'c>(
                     texts.entry(field.to_string()).or_default().push_str(text)
                 }
                 Event::RegionClose { field, value } => marks.push(format!("close {field} {value}")),
+                other => panic!("a strict stream sent {other:?}"),
             }
         }
     };

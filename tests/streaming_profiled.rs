@@ -113,7 +113,7 @@ impl Streamed {
                 }
             }
             Event::RegionClose { field, value } => self.closes.push((field.to_owned(), value)),
-            Event::RegionOpen { .. } => {}
+            _ => {}
         }
     }
 

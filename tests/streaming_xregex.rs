@@ -73,6 +73,7 @@ fn stream(plan: &XRegexPlan, input: &str, cuts: &[usize]) -> Streamed {
                 .expect("close of an open region");
             regions.push(open.remove(at));
         }
+        other => panic!("a strict stream sent {other:?}"),
     };
     let mut last = 0;
     for &cut in cuts {

@@ -199,6 +199,68 @@ impl Spec {
         }
     }
 
+    /// Parses leniently ([`Schema::parse_lenient`]): never fails on the output; what does not
+    /// parse is set aside with its text. `prefix` as in [`Spec::parse_with_prefix`]. Response
+    /// templates parse strictly only (see [`StreamSetupError::Lenient`]).
+    pub fn parse_lenient(
+        &self,
+        text: &str,
+        prefix: Option<&str>,
+    ) -> Result<crate::schema::Lenient, StreamSetupError> {
+        match &self.inner {
+            Inner::Template(template) => Err(StreamSetupError::Lenient {
+                source_name: template.source_name().to_owned(),
+            }),
+            Inner::Schema(plan, profile) => {
+                let tail = match (profile, prefix) {
+                    (Some(profile), Some(prefix)) => profile.prefix_tail(prefix),
+                    (None, Some(_)) => {
+                        return Err(StreamSetupError::NotApplicable {
+                            source_name: self.source_name().to_owned(),
+                        })
+                    }
+                    (_, None) => "",
+                };
+                let schema = schema_of(plan);
+                Ok(if tail.is_empty() {
+                    schema.parse_lenient(text)
+                } else {
+                    schema.parse_lenient(&format!("{tail}{text}"))
+                })
+            }
+        }
+    }
+
+    /// Starts a lenient stream: like [`Spec::stream`], but the output never fails it; parts
+    /// that do not parse are left out and reported as [`Event::Malformed`](crate::stream::Event)
+    /// events at the end, and the final message is [`Spec::parse_lenient`]'s.
+    pub fn stream_lenient(
+        &self,
+        prefix: Option<&str>,
+        tools: Option<&[Value]>,
+    ) -> Result<Box<dyn MessageStream + '_>, StreamSetupError> {
+        match &self.inner {
+            Inner::Template(template) => Err(StreamSetupError::Lenient {
+                source_name: template.source_name().to_owned(),
+            }),
+            Inner::Schema(plan, Some(profile)) if plan.is_err() || prefix.is_some() => {
+                Ok(Box::new(
+                    ProfiledStreamParser::new(schema_of(plan), profile, prefix.unwrap_or(""))
+                        .with_lenient(),
+                ))
+            }
+            Inner::Schema(plan, _) => match plan.as_ref() {
+                Err(refused) => Err(StreamSetupError::NotStreamable(refused.why.clone())),
+                Ok(_) if prefix.is_some() || tools.is_some() => {
+                    Err(StreamSetupError::NotApplicable {
+                        source_name: self.source_name().to_owned(),
+                    })
+                }
+                Ok(plan) => Ok(Box::new(XRegexStreamParser::new(plan).with_lenient())),
+            },
+        }
+    }
+
     /// Starts a stream. `prefix` is the prompt the model continues and `tools` the tools offered
     /// to it (both as [`StreamParser::with_tools`] takes them). An x-regex schema with a stream
     /// profile reads the prefix as [`Spec::parse_with_prefix`] does and takes tools without use
@@ -276,6 +338,11 @@ pub enum StreamSetupError {
     /// The template's parser failed on the prompt prefix (a region closing inside it did not
     /// parse), where the reference's constructor raises.
     Prefix(ParseError),
+    /// Lenient parsing was asked of a response template, which parses strictly.
+    Lenient {
+        /// The template's source name.
+        source_name: String,
+    },
 }
 
 impl fmt::Display for StreamSetupError {
@@ -288,6 +355,11 @@ impl fmt::Display for StreamSetupError {
                  {source_name} parses the model output alone"
             ),
             StreamSetupError::Prefix(e) => write!(f, "the prompt prefix does not parse: {e}"),
+            StreamSetupError::Lenient { source_name } => write!(
+                f,
+                "lenient parsing applies to x-regex schemas; the response template \
+                 {source_name} parses strictly"
+            ),
         }
     }
 }

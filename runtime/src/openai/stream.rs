@@ -266,6 +266,9 @@ impl State {
 
     fn on_event(&mut self, event: Event<'_>) {
         match event {
+            // Set aside by a lenient stream: not part of the message (the final message says
+            // what is in it).
+            Event::Malformed(_) => {}
             Event::RegionOpen { field } => self.open(field),
             Event::RegionChunk { field, text, dirty } => {
                 let mut region = self.take_region(field);

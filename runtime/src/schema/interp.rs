@@ -1,5 +1,10 @@
 //! The interpreter: walks a [`Node`] tree and runs the [`support`](crate::support) step for each
 //! keyword, in the reference's order (`recursive_parse` in transformers 5.10.4).
+//!
+//! The same walk parses strictly (the reference's behaviour: the first error fails the message)
+//! or leniently ([`Schema::parse_lenient`]): then each root field and each item of a root array
+//! (a tool call) is whole or set aside, and what is set aside keeps its text in a
+//! [`Malformed`] entry.
 
 use serde_json::{Map, Value};
 
@@ -10,11 +15,201 @@ use crate::support::{self, Content, ObjectInput};
 impl Schema {
     /// Parse one complete model output into a message, exactly as the reference parser would.
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
-        parse_node(self.root(), Content::borrowed(text))
+        parse_node(self.root(), Content::borrowed(text), &mut Walk::strict())
+    }
+
+    /// Parses like [`Schema::parse`], but never fails: a root field or a tool call (an item of a
+    /// root array) that does not parse is left out of the message and set aside with its text,
+    /// where it is, and why; when the output as a whole does not parse, the message is empty and
+    /// the whole output is set aside. When [`Schema::parse`] succeeds, the message is the same
+    /// and nothing is set aside.
+    ///
+    /// ```
+    /// let schema = chatparse_runtime::Schema::from_json_str(r#"{"type": "object", "properties": {
+    ///     "content": {"type": "string", "x-regex": "^(.*?)(?:<call>|$)"},
+    ///     "calls": {"type": "array", "x-regex-iterator": "<call>(.*?)</call>",
+    ///               "items": {"type": "object", "x-parser": "json", "additionalProperties": {}}}
+    /// }}"#)?;
+    /// let out = schema.parse_lenient(r#"Hi<call>{"a": 1}</call><call>{"b": </call>"#);
+    /// assert_eq!(out.message, serde_json::json!({"content": "Hi", "calls": [{"a": 1}]}));
+    /// assert_eq!(out.malformed.len(), 1);
+    /// assert_eq!(out.malformed[0].text, r#"{"b": "#);
+    /// assert_eq!(out.malformed[0].field.as_deref(), Some("calls"));
+    /// assert_eq!(out.malformed[0].span, Some((29, 35)));
+    /// assert!(schema.parse(r#"Hi<call>{"b": </call>"#).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn parse_lenient(&self, text: &str) -> Lenient {
+        let mut malformed = Vec::new();
+        let mut walk = Walk {
+            malformed: Some(&mut malformed),
+            catch_here: false,
+            stage_text: None,
+        };
+        let message = match parse_node(self.root(), Content::borrowed(text), &mut walk) {
+            Ok(message @ Value::Object(_)) => message,
+            Ok(other) => {
+                malformed.push(Malformed::new(
+                    "",
+                    text.to_owned(),
+                    format!(
+                        "the output gave {} instead of a message (the root pattern does not match)",
+                        crate::py::python_type(&other)
+                    ),
+                ));
+                Value::Object(Map::new())
+            }
+            Err(e) => {
+                malformed.push(Malformed::new(&e.pointer, text.to_owned(), e.to_string()));
+                Value::Object(Map::new())
+            }
+        };
+        locate(text, &mut malformed);
+        Lenient { message, malformed }
     }
 }
 
-pub(crate) fn parse_node(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
+/// The result of [`Schema::parse_lenient`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lenient {
+    /// The message, without what did not parse.
+    pub message: Value,
+    /// What did not parse, in output order.
+    pub malformed: Vec<Malformed>,
+}
+
+/// A part of the output a lenient parse set aside.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Malformed {
+    /// The message field it would have gone to (a root property), if it is inside one.
+    pub field: Option<String>,
+    /// JSON pointer of the schema node that failed.
+    pub pointer: String,
+    /// The text that node was given, kept so that nothing the model wrote is lost (a value that
+    /// is not text, e.g. a JSON item, as JSON).
+    pub text: String,
+    /// Where `text` is in the output (byte offsets), when it is there verbatim (substitutions
+    /// may have rewritten it).
+    pub span: Option<(usize, usize)>,
+    /// Why it did not parse.
+    pub reason: String,
+}
+
+impl Malformed {
+    fn new(pointer: &str, text: String, reason: String) -> Self {
+        Malformed {
+            field: field_of(pointer),
+            pointer: pointer.to_owned(),
+            text,
+            span: None,
+            reason,
+        }
+    }
+
+    /// The JSON form the CLI prints: `{"field", "pointer", "text", "span": [start, end] | null,
+    /// "reason"}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "field": self.field,
+            "pointer": self.pointer,
+            "text": self.text,
+            "span": self.span.map(|(a, b)| vec![a, b]),
+            "reason": self.reason,
+        })
+    }
+}
+
+/// The root property a pointer is inside: `/properties/tool_calls/items` → `tool_calls`.
+fn field_of(pointer: &str) -> Option<String> {
+    let token = pointer.strip_prefix("/properties/")?.split('/').next()?;
+    Some(token.replace("~1", "/").replace("~0", "~"))
+}
+
+/// Finds each set-aside text in the output, in order (a later one after an earlier one).
+fn locate(text: &str, malformed: &mut [Malformed]) {
+    let mut from = 0;
+    for m in malformed {
+        if m.text.is_empty() {
+            continue;
+        }
+        let found = text
+            .get(from..)
+            .and_then(|rest| rest.find(&m.text))
+            .map(|i| from + i)
+            .or_else(|| text.find(&m.text));
+        if let Some(at) = found {
+            m.span = Some((at, at + m.text.len()));
+            from = at + m.text.len();
+        }
+    }
+}
+
+/// How a walk treats errors: strict (the first fails the parse) or lenient (root fields and
+/// root-array items are set aside).
+pub(crate) struct Walk<'m> {
+    malformed: Option<&'m mut Vec<Malformed>>,
+    /// Set by a caller right before parsing a unit that may be set aside: the node records the
+    /// text it reaches after its regex stages, the most precise text to keep.
+    catch_here: bool,
+    /// That text, when the unit failed after its regex stages.
+    stage_text: Option<String>,
+}
+
+impl Walk<'_> {
+    pub(crate) fn strict() -> Self {
+        Walk {
+            malformed: None,
+            catch_here: false,
+            stage_text: None,
+        }
+    }
+
+    fn lenient(&self) -> bool {
+        self.malformed.is_some()
+    }
+
+    /// Parses a unit that a lenient walk may set aside: `Ok(None)` when it was.
+    fn unit(&mut self, node: &Node, content: Content<'_>) -> Result<Option<Value>, ParseError> {
+        if !self.lenient() {
+            return parse_node(node, content, self).map(Some);
+        }
+        let input = shown(&content);
+        self.catch_here = true;
+        self.stage_text = None;
+        match parse_node(node, content, self) {
+            Ok(value) => Ok(Some(value)),
+            Err(e) => {
+                let text = self.stage_text.take().unwrap_or(input);
+                if let Some(list) = self.malformed.as_deref_mut() {
+                    list.push(Malformed::new(&e.pointer, text, e.to_string()));
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// A unit's content as kept text.
+fn shown(content: &Content<'_>) -> String {
+    match content.as_str() {
+        Some(s) => s.to_owned(),
+        None => content.clone().into_value().to_string(),
+    }
+}
+
+/// Whether `node` is a root property (its fields and items are the units of a lenient parse).
+fn is_root_property(node: &Node) -> bool {
+    node.pointer
+        .strip_prefix("/properties/")
+        .is_some_and(|rest| !rest.contains('/'))
+}
+
+pub(crate) fn parse_node(
+    node: &Node,
+    content: Content<'_>,
+    walk: &mut Walk<'_>,
+) -> Result<Value, ParseError> {
+    let catch = std::mem::take(&mut walk.catch_here);
     if let Some(constant) = &node.constant {
         return Ok(constant.clone());
     }
@@ -22,7 +217,7 @@ pub(crate) fn parse_node(node: &Node, content: Content<'_>) -> Result<Value, Par
         return Ok(Value::Null);
     }
     if !node.has_regex() {
-        return after_regex(node, content);
+        return after_regex_caught(node, content, walk, catch);
     }
     let mut text = support::regex_input(content, &node.pointer)?;
     for sub in &node.substitutions {
@@ -34,9 +229,27 @@ pub(crate) fn parse_node(node: &Node, content: Content<'_>) -> Result<Value, Par
         )?;
     }
     match regex_stages(node, &text)? {
-        Some(content) => after_regex(node, content),
+        Some(content) => after_regex_caught(node, content, walk, catch),
         None => Ok(Value::Null),
     }
+}
+
+/// [`after_regex`], remembering the text it was given when a lenient unit fails in it.
+fn after_regex_caught(
+    node: &Node,
+    content: Content<'_>,
+    walk: &mut Walk<'_>,
+    catch: bool,
+) -> Result<Value, ParseError> {
+    if !(catch && walk.lenient()) {
+        return after_regex(node, content, walk);
+    }
+    let text = shown(&content);
+    let result = after_regex(node, content, walk);
+    if result.is_err() {
+        walk.stage_text = Some(text);
+    }
+    result
 }
 
 /// `x-regex`, then `x-regex-iterator`, then `x-regex-key-value`. `None` means the node is null.
@@ -65,7 +278,11 @@ fn regex_stages<'t>(node: &Node, text: &'t str) -> Result<Option<Content<'t>>, P
     Ok(Some(content))
 }
 
-pub(crate) fn after_regex(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
+pub(crate) fn after_regex(
+    node: &Node,
+    content: Content<'_>,
+    walk: &mut Walk<'_>,
+) -> Result<Value, ParseError> {
     let content = match &node.parser {
         Some(parser) => support::parse_json(
             content,
@@ -83,8 +300,8 @@ pub(crate) fn after_regex(node: &Node, content: Content<'_>) -> Result<Value, Pa
     };
     let pointer = &node.pointer;
     Ok(match node.node_type {
-        NodeType::Object => parse_object(node, content)?,
-        NodeType::Array => parse_array(node, content)?,
+        NodeType::Object => parse_object(node, content, walk)?,
+        NodeType::Array => parse_array(node, content, walk)?,
         NodeType::String => Value::String(support::to_string(content, pointer)?.into_owned()),
         NodeType::Integer => support::to_integer(content, pointer)?.to_value(),
         NodeType::Number => support::float_to_value(support::to_number(content, pointer)?),
@@ -93,14 +310,23 @@ pub(crate) fn after_regex(node: &Node, content: Content<'_>) -> Result<Value, Pa
     })
 }
 
-fn parse_object(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
+fn parse_object(
+    node: &Node,
+    content: Content<'_>,
+    walk: &mut Walk<'_>,
+) -> Result<Value, ParseError> {
     let mut out = Map::new();
     let properties = node.properties.as_deref().unwrap_or_default();
+    let root = node.pointer.is_empty();
     match support::object_input(content, node.properties.is_some(), &node.pointer)? {
         ObjectInput::Text(text) => {
             for prop in properties {
-                let value = parse_node(&prop.node, support::share(&text))?;
-                if !value.is_null() {
+                let value = if root {
+                    walk.unit(&prop.node, support::share(&text))?
+                } else {
+                    Some(parse_node(&prop.node, support::share(&text), walk)?)
+                };
+                if let Some(value) = value.filter(|v| !v.is_null()) {
                     out.insert(prop.name.clone(), value);
                 }
             }
@@ -111,7 +337,14 @@ fn parse_object(node: &Node, content: Content<'_>) -> Result<Value, ParseError> 
                     out.insert(prop.name.clone(), constant.clone());
                 } else if let Some(value) = input.get_mut(&prop.name) {
                     let value = Content::Value(std::mem::take(value));
-                    out.insert(prop.name.clone(), parse_node(&prop.node, value)?);
+                    let value = if root {
+                        walk.unit(&prop.node, value)?
+                    } else {
+                        Some(parse_node(&prop.node, value, walk)?)
+                    };
+                    if let Some(value) = value {
+                        out.insert(prop.name.clone(), value);
+                    }
                 } else if let Some(default) = &prop.node.default {
                     out.insert(prop.name.clone(), default.clone());
                 }
@@ -122,7 +355,9 @@ fn parse_object(node: &Node, content: Content<'_>) -> Result<Value, ParseError> 
                         continue;
                     }
                     let value = match &node.additional {
-                        Additional::Schema(schema) => parse_node(schema, Content::Value(value))?,
+                        Additional::Schema(schema) => {
+                            parse_node(schema, Content::Value(value), walk)?
+                        }
                         _ => value,
                     };
                     out.insert(key, value);
@@ -131,22 +366,40 @@ fn parse_object(node: &Node, content: Content<'_>) -> Result<Value, ParseError> 
         }
     }
     let required: Vec<&str> = node.required.iter().map(String::as_str).collect();
-    support::check_required(&required, |key| out.contains_key(key), &node.pointer)?;
+    let checked = support::check_required(&required, |key| out.contains_key(key), &node.pointer);
+    match (checked, walk.malformed.as_deref_mut()) {
+        // A lenient message lacks what was set aside; that is said, not failed.
+        (Err(e), Some(list)) if root => {
+            list.push(Malformed::new(&node.pointer, String::new(), e.to_string()))
+        }
+        (checked, _) => checked?,
+    }
     Ok(Value::Object(out))
 }
 
-fn parse_array(node: &Node, content: Content<'_>) -> Result<Value, ParseError> {
+fn parse_array(
+    node: &Node,
+    content: Content<'_>,
+    walk: &mut Walk<'_>,
+) -> Result<Value, ParseError> {
     let items = match &node.items {
+        Items::Each(item) if walk.lenient() && is_root_property(node) => {
+            let mut kept = Vec::new();
+            for c in support::array_items(content, &node.pointer)? {
+                kept.extend(walk.unit(item, c)?);
+            }
+            kept
+        }
         Items::Each(item) => support::array_items(content, &node.pointer)?
             .into_iter()
-            .map(|c| parse_node(item, c))
+            .map(|c| parse_node(item, c, walk))
             .collect::<Result<Vec<_>, _>>()?,
         Items::Prefix(schemas) => {
             match support::prefix_items(content, schemas.len(), &node.pointer)? {
                 Some(items) => items
                     .into_iter()
                     .zip(schemas)
-                    .map(|(c, schema)| parse_node(schema, c))
+                    .map(|(c, schema)| parse_node(schema, c, walk))
                     .collect::<Result<Vec<_>, _>>()?,
                 None => Vec::new(),
             }

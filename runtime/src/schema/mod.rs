@@ -5,6 +5,7 @@
 //! schema they come from.
 
 pub(crate) mod interp;
+pub use interp::{Lenient, Malformed};
 mod load;
 
 pub mod stream;

@@ -4,10 +4,14 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
+use crate::schema::Malformed;
+
 /// One streaming event. The reference's dicts are `{"type": "region_open", "field"}`,
 /// `{"type": "region_chunk", "field", "text", "dirty"}` and `{"type": "region_close", "field",
-/// "value"}`; [`Event::to_json`] gives exactly those.
+/// "value"}`; [`Event::to_json`] gives exactly those. A lenient stream (see
+/// [`Spec::stream_lenient`](crate::Spec::stream_lenient)) adds `{"type": "malformed", …}`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Event<'a> {
     /// A region (message field) starts: an explicit field's `open` delimiter matched, or the
     /// implicit field received its first text.
@@ -32,6 +36,9 @@ pub enum Event<'a> {
         /// The region's value (before `join`/`repeats` combine it into the message).
         value: Value,
     },
+    /// (Lenient streams only.) A part of the output that did not parse: left out of the message
+    /// and kept here with its text, where it is, and why.
+    Malformed(Box<Malformed>),
 }
 
 impl Event<'_> {
@@ -41,6 +48,7 @@ impl Event<'_> {
             Event::RegionOpen { field }
             | Event::RegionChunk { field, .. }
             | Event::RegionClose { field, .. } => field,
+            Event::Malformed(m) => m.field.as_deref().unwrap_or(""),
         }
     }
 
@@ -63,6 +71,13 @@ impl Event<'_> {
             Event::RegionClose { field, value } => json!({
                 "type": "region_close", "field": field, "value": value
             }),
+            Event::Malformed(m) => {
+                let mut out = json!({"type": "malformed"});
+                if let (Some(out), Value::Object(fields)) = (out.as_object_mut(), m.to_json()) {
+                    out.extend(fields);
+                }
+                out
+            }
         }
     }
 }

@@ -53,6 +53,7 @@ use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
 use crate::error::ParseError;
+use crate::schema::interp::Walk;
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::fast::{ByteSet, Scan as ByteScan};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
@@ -388,9 +389,20 @@ pub struct XRegexStreamParser<'p> {
     values: Vec<Vec<Value>>,
     /// The raw events of the current feed, and whether a call failed.
     pending: Pending,
+    /// Whether a region that does not parse is set aside (see [`Schema::parse_lenient`]) rather
+    /// than failing the stream.
+    lenient: bool,
 }
 
 impl<'p> XRegexStreamParser<'p> {
+    /// The same parser, lenient: a region that does not parse sends no `region_close` and is
+    /// left out, and `finish` gives [`Schema::parse_lenient`]'s message, with an
+    /// [`Event::Malformed`] for each part set aside.
+    pub fn with_lenient(mut self) -> Self {
+        self.lenient = true;
+        self
+    }
+
     /// A parser at the start of the output (x-regex schemas read the output alone, so there is
     /// no prompt prefix).
     pub fn new(plan: &'p XRegexPlan) -> Self {
@@ -407,6 +419,7 @@ impl<'p> XRegexStreamParser<'p> {
                 .collect(),
             values: plan.fields.iter().map(|_| Vec::new()).collect(),
             pending: Pending::default(),
+            lenient: false,
         }
     }
 
@@ -441,6 +454,23 @@ impl<'p> XRegexStreamParser<'p> {
     /// equal to [`Schema::parse`] of everything fed, with the last events.
     pub fn finish(mut self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
         self.advance("", true)?;
+        if self.lenient {
+            // The regions closed so far are the lenient parse's (each set aside or whole).
+            let lenient = self.plan.schema.parse_lenient(&self.buffer);
+            let buffer = &self.buffer;
+            let plan = self.plan;
+            let mut events: Vec<Event<'p>> = std::mem::take(&mut self.pending.events)
+                .into_iter()
+                .map(|r| r.detach(buffer, plan))
+                .collect();
+            events.extend(
+                lenient
+                    .malformed
+                    .into_iter()
+                    .map(|m| Event::Malformed(Box::new(m))),
+            );
+            return Ok((lenient.message, events));
+        }
         let plan = self.plan;
         let root = plan.schema.root();
         let mut out = Map::new();
@@ -645,13 +675,19 @@ impl<'p> XRegexStreamParser<'p> {
                             });
                         }
                         let text = span(&self.buffer, cap, end);
-                        let value = close_value(plan, field, text)?;
-                        if let Some(values) = self.values.get_mut(i) {
-                            values.push(value.clone());
+                        match close_value(plan, field, text) {
+                            Ok(value) => {
+                                if let Some(values) = self.values.get_mut(i) {
+                                    values.push(value.clone());
+                                }
+                                self.pending
+                                    .events
+                                    .push(RawEvent::Close { field: i, value });
+                            }
+                            // Set aside: `finish` reports it with the lenient parse.
+                            Err(_) if self.lenient => {}
+                            Err(e) => return Err(e),
                         }
-                        self.pending
-                            .events
-                            .push(RawEvent::Close { field: i, value });
                         match field.kind {
                             FieldKind::Iterate(_) => Scan::Seek { from: match_end },
                             _ => Scan::Done,
@@ -887,9 +923,9 @@ fn close_value(plan: &XRegexPlan, field: &Field, text: &str) -> Result<Value, Pa
     };
     match (&field.kind, &node.items) {
         (FieldKind::Iterate(_), Items::Each(item)) => {
-            crate::schema::interp::parse_node(item, Content::borrowed(text))
+            crate::schema::interp::parse_node(item, Content::borrowed(text), &mut Walk::strict())
         }
-        _ => crate::schema::interp::after_regex(node, Content::borrowed(text)),
+        _ => crate::schema::interp::after_regex(node, Content::borrowed(text), &mut Walk::strict()),
     }
 }
 

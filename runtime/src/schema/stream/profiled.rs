@@ -120,6 +120,8 @@ pub struct ProfiledStreamParser<'p> {
     /// The opener of the call being read, and where its closer is searched from.
     call_open: Option<usize>,
     closer_from: usize,
+    /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
+    lenient: bool,
     pending: Pending,
     /// The events the prompt's tail decided, handed out by `initial_events_with`.
     initial: Vec<RawEvent>,
@@ -148,6 +150,7 @@ impl<'p> ProfiledStreamParser<'p> {
             calls_end: 0,
             call_open: None,
             closer_from: 0,
+            lenient: false,
             pending: Pending::default(),
             initial: Vec::new(),
         };
@@ -158,6 +161,14 @@ impl<'p> ProfiledStreamParser<'p> {
             parser.initial = std::mem::take(&mut parser.pending.events);
         }
         parser
+    }
+
+    /// The same stream, lenient: a call that does not parse is skipped (the ones after it
+    /// still stream), and `finish` gives [`Schema::parse_lenient`]'s message with an
+    /// [`Event::Malformed`] for each part set aside.
+    pub fn with_lenient(mut self) -> Self {
+        self.lenient = true;
+        self
     }
 
     /// Feeds the next chunk; the events it decides go to `on_event`.
@@ -182,10 +193,22 @@ impl<'p> ProfiledStreamParser<'p> {
     /// included) and the events that complete the streamed fields and bring the rest.
     pub fn finish(self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
         self.pending.check()?;
-        let message = self.schema.parse(&self.buffer)?;
+        let (message, malformed) = if self.lenient {
+            let lenient = self.schema.parse_lenient(&self.buffer);
+            (lenient.message, lenient.malformed)
+        } else {
+            (self.schema.parse(&self.buffer)?, Vec::new())
+        };
         let mut events = Vec::new();
+        self.final_events(&message, &mut events);
+        events.extend(malformed.into_iter().map(|m| Event::Malformed(Box::new(m))));
+        Ok((message, events))
+    }
+
+    /// The events that complete the streamed fields and bring the rest of `message`.
+    fn final_events(&self, message: &Value, events: &mut Vec<Event<'p>>) {
         let Some(object) = message.as_object() else {
-            return Ok((message, events));
+            return;
         };
         // The text fields first (reasoning, then content, as they stream), then the rest in
         // the message's order.
@@ -270,7 +293,6 @@ impl<'p> ProfiledStreamParser<'p> {
                 }
             }
         }
-        Ok((message, events))
     }
 
     /// Where the text streamed so far ends.
@@ -541,13 +563,22 @@ impl<'p> ProfiledStreamParser<'p> {
                 open_at + scan.shape.opener.len()
             };
             let capture = span(&self.buffer, body, close_at);
-            let Ok(value) =
-                crate::schema::interp::parse_node(scan.items, Content::borrowed(capture))
-            else {
+            let parsed = crate::schema::interp::parse_node(
+                scan.items,
+                Content::borrowed(capture),
+                &mut crate::schema::interp::Walk::strict(),
+            );
+            let end = close_at + close_len;
+            let Ok(value) = parsed else {
+                if self.lenient {
+                    // Set aside by the lenient parse too; the calls after it still stream.
+                    self.call_open = None;
+                    next = end;
+                    continue;
+                }
                 // A call that does not parse: the final parse says what becomes of it.
                 break true;
             };
-            let end = close_at + close_len;
             self.pending.events.push(RawEvent::Open { field: CALLS });
             self.pending.events.push(RawEvent::Chunk {
                 field: CALLS,
