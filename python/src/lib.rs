@@ -15,14 +15,14 @@ mod stream;
 use std::sync::Arc;
 
 use chatparse_runtime::openai::{self, OpenAiError, Options, ReasoningKey};
-use chatparse_runtime::{Format, ParseError, Spec};
+use chatparse_runtime::{Format, ParseError};
 use pyo3::exceptions::{PyImportError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 use crate::convert::{from_py, to_py, Strictness};
-use crate::spec::{resolve, Prefer, PySpec};
+use crate::spec::{resolve, Loaded, Prefer, PySpec};
 
 /// The `prefix` argument: `None` or a `str`.
 pub(crate) fn prefix_arg(prefix: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
@@ -114,12 +114,12 @@ pub(crate) fn openai_error(py: Python<'_>, e: &OpenAiError, format: Format) -> P
 /// Parses complete outputs with a loaded spec, the GIL released.
 fn parse_with(
     py: Python<'_>,
-    spec: &Arc<Spec>,
+    spec: &Arc<Loaded>,
     texts: &[&str],
     prefix: Option<String>,
     tools: Option<Vec<Value>>,
 ) -> PyResult<Vec<Value>> {
-    let format = spec.format();
+    let format = spec.spec.format();
     let result: Result<Vec<Value>, ParseError> = match format {
         Format::Schema => {
             if prefix.as_deref().is_some_and(|p| !p.is_empty())
@@ -128,19 +128,16 @@ fn parse_with(
                 return Err(PyValueError::new_err(format!(
                     "prefix and tools apply to response templates; the x-regex response schema \
                      {} parses the model output alone (as transformers' recursive_parse)",
-                    spec.source_name()
+                    spec.spec.source_name()
                 )));
             }
-            let Some(schema) = spec.schema() else {
-                return Err(PyValueError::new_err("not an x-regex schema"));
-            };
-            py.detach(|| texts.iter().map(|t| schema.parse(t)).collect())
+            py.detach(|| texts.iter().map(|t| spec.parse(t)).collect())
         }
         Format::Template => {
             let Some(prefix) = prefix else {
                 return Err(prefix_required());
             };
-            let Some(template) = spec.template() else {
+            let Some(template) = spec.spec.template() else {
                 return Err(PyValueError::new_err("not a response template"));
             };
             let tools = tools.unwrap_or_default();
@@ -158,7 +155,7 @@ fn parse_with(
 fn parse_any<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
-    spec: &Arc<Spec>,
+    spec: &Arc<Loaded>,
     prefix: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -233,7 +230,7 @@ impl PySpec {
     /// `"schema"` (x-regex response schema) or `"template"` (response template).
     #[getter]
     fn format(&self) -> &'static str {
-        match self.spec.format() {
+        match self.spec.spec.format() {
             Format::Schema => "schema",
             Format::Template => "template",
         }
@@ -243,24 +240,24 @@ impl PySpec {
     /// fields are literal-delimited regions).
     #[getter]
     fn streamable(&self) -> bool {
-        self.spec.streamable().is_ok()
+        self.spec.spec.streamable().is_ok()
     }
 
     /// Why this spec cannot stream (`None` when it can).
     #[getter]
     fn not_streamable_reason(&self) -> Option<String> {
-        self.spec.streamable().err().map(|e| e.to_string())
+        self.spec.spec.streamable().err().map(|e| e.to_string())
     }
 
     /// The spec's source: a shipped file's path, or `<dict>` / `<string>`.
     #[getter]
     fn source_name(&self) -> String {
-        self.spec.source_name().to_owned()
+        self.spec.spec.source_name().to_owned()
     }
 
     /// The spec as a dict.
     fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match (self.spec.schema(), self.spec.template()) {
+        match (self.spec.spec.schema(), self.spec.spec.template()) {
             (Some(schema), _) => to_py(py, schema.as_value()),
             (_, Some(template)) => to_py(py, template.as_value()),
             _ => Ok(py.None().into_bound(py)),
@@ -283,7 +280,7 @@ impl PySpec {
         format!(
             "chatparse.Spec({} {:?})",
             self.format(),
-            self.spec.source_name()
+            self.spec.spec.source_name()
         )
     }
 }
@@ -326,7 +323,7 @@ fn parse_openai<'py>(
     ids: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let spec = resolve(py, spec, Prefer::Schema)?;
-    let format = spec.format();
+    let format = spec.spec.format();
     let prefix = prefix_arg(prefix)?;
     let tools = tools_arg(py, tools)?;
     let options = openai_options(reasoning, normalize_arguments)?;
@@ -334,7 +331,7 @@ fn parse_openai<'py>(
     let policy = ids::policy(ids, &ids_error)?;
     let result = py.detach(|| {
         openai::parse(
-            &spec,
+            &spec.spec,
             text,
             prefix.as_deref(),
             tools.as_deref(),

@@ -12,8 +12,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use chatparse_runtime::{Format, ResponseTemplate, Schema, SchemaError, Spec};
+use chatparse::models::{parse_value_fn, ParseToJson};
+use chatparse_runtime::{Format, ParseError, ResponseTemplate, Schema, SchemaError, Spec};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
@@ -32,16 +34,59 @@ pub enum Prefer {
     Template,
 }
 
+/// A loaded spec, with the parser generated at build time when it is a shipped x-regex schema.
+pub struct Loaded {
+    pub spec: Spec,
+    pub generated: Option<ParseToJson>,
+}
+
+impl Loaded {
+    fn new(spec: Spec) -> Arc<Loaded> {
+        let generated = spec.schema().and_then(shipped_twin);
+        Arc::new(Loaded { spec, generated })
+    }
+
+    /// Parses a complete output: the generated parser if there is one, else `Spec::parse` (the
+    /// interpreter for an x-regex schema).
+    pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        match self.generated {
+            Some(generated) => generated(text),
+            None => self.spec.parse(text),
+        }
+    }
+}
+
+/// The generated parser of the shipped schema that `schema` is, the same JSON in the same key
+/// order (the generated code and the interpreter agree on every value and error: the facade's
+/// equivalence tests).
+fn shipped_twin(schema: &Schema) -> Option<ParseToJson> {
+    static SHIPPED: OnceLock<Vec<(String, ParseToJson)>> = OnceLock::new();
+    let shipped = SHIPPED.get_or_init(|| {
+        chatparse::shipped::names()
+            .filter_map(|name| {
+                let text = chatparse::shipped::text(name)?;
+                let value = chatparse_runtime::py::json::loads(text).ok()?;
+                Some((value.to_string(), parse_value_fn(name)?))
+            })
+            .collect()
+    });
+    let ours = schema.as_value().to_string();
+    shipped
+        .iter()
+        .find(|(text, _)| *text == ours)
+        .map(|(_, parse)| *parse)
+}
+
 /// A loaded spec as Python sees it (`chatparse.Spec`).
 #[pyclass(name = "Spec", module = "chatparse", frozen)]
 pub struct PySpec {
-    pub spec: Arc<Spec>,
+    pub spec: Arc<Loaded>,
 }
 
 struct DictEntry {
     original: Py<PyAny>,
     snapshot: Py<PyAny>,
-    spec: Arc<Spec>,
+    spec: Arc<Loaded>,
 }
 
 fn dict_cache() -> &'static Mutex<Vec<DictEntry>> {
@@ -49,12 +94,12 @@ fn dict_cache() -> &'static Mutex<Vec<DictEntry>> {
     CACHE.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-fn text_cache() -> &'static Mutex<HashMap<String, Arc<Spec>>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Spec>>>> = OnceLock::new();
+fn text_cache() -> &'static Mutex<HashMap<String, Arc<Loaded>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-type NameCache = Mutex<HashMap<(String, Prefer), Arc<Spec>>>;
+type NameCache = Mutex<HashMap<(String, Prefer), Arc<Loaded>>>;
 
 fn name_cache() -> &'static NameCache {
     static CACHE: OnceLock<NameCache> = OnceLock::new();
@@ -75,7 +120,7 @@ pub fn clear() {
 }
 
 /// The spec a `spec` argument stands for.
-pub fn resolve(py: Python<'_>, spec: &Bound<'_, PyAny>, prefer: Prefer) -> PyResult<Arc<Spec>> {
+pub fn resolve(py: Python<'_>, spec: &Bound<'_, PyAny>, prefer: Prefer) -> PyResult<Arc<Loaded>> {
     if let Ok(loaded) = spec.cast::<PySpec>() {
         return Ok(loaded.get().spec.clone());
     }
@@ -121,7 +166,7 @@ fn transformers_template_source(spec: &Bound<'_, PyAny>) -> PyResult<Option<Valu
     Ok(None)
 }
 
-fn load_value(py: Python<'_>, value: Value, source_name: &str) -> PyResult<Arc<Spec>> {
+fn load_value(py: Python<'_>, value: Value, source_name: &str) -> PyResult<Arc<Loaded>> {
     let loaded = py.detach(|| -> Result<Spec, SchemaError> {
         Ok(match Format::of(&value) {
             Format::Schema => Spec::from(Schema::from_value_named(value, source_name)?),
@@ -129,17 +174,17 @@ fn load_value(py: Python<'_>, value: Value, source_name: &str) -> PyResult<Arc<S
         })
     });
     loaded
-        .map(Arc::new)
+        .map(Loaded::new)
         .map_err(|e| errors::schema_error(py, &e))
 }
 
-fn from_text(py: Python<'_>, text: &str) -> PyResult<Arc<Spec>> {
+fn from_text(py: Python<'_>, text: &str) -> PyResult<Arc<Loaded>> {
     if let Some(spec) = text_cache().lock().ok().and_then(|c| c.get(text).cloned()) {
         return Ok(spec);
     }
     let loaded = py
         .detach(|| Spec::from_json_str(text))
-        .map(Arc::new)
+        .map(Loaded::new)
         .map_err(|e| errors::schema_error(py, &e))?;
     if let Ok(mut cache) = text_cache().lock() {
         if cache.len() >= CACHE_SIZE {
@@ -150,7 +195,7 @@ fn from_text(py: Python<'_>, text: &str) -> PyResult<Arc<Spec>> {
     Ok(loaded)
 }
 
-fn by_name(py: Python<'_>, name: &str, prefer: Prefer) -> PyResult<Arc<Spec>> {
+fn by_name(py: Python<'_>, name: &str, prefer: Prefer) -> PyResult<Arc<Loaded>> {
     let key = (name.to_owned(), prefer);
     if let Some(spec) = name_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok(spec);
@@ -183,7 +228,7 @@ fn by_name(py: Python<'_>, name: &str, prefer: Prefer) -> PyResult<Arc<Spec>> {
     };
     let loaded = py
         .detach(|| Spec::from_json_str_named(text, &source))
-        .map(Arc::new)
+        .map(Loaded::new)
         .map_err(|e| errors::schema_error(py, &e))?;
     if let Ok(mut cache) = name_cache().lock() {
         cache.insert(key, loaded.clone());
@@ -191,7 +236,7 @@ fn by_name(py: Python<'_>, name: &str, prefer: Prefer) -> PyResult<Arc<Spec>> {
     Ok(loaded)
 }
 
-fn from_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<Arc<Spec>> {
+fn from_dict(py: Python<'_>, dict: &Bound<'_, PyAny>) -> PyResult<Arc<Loaded>> {
     if let Ok(cache) = dict_cache().lock() {
         if let Some(entry) = cache.iter().find(|e| e.original.is(dict)) {
             if same(dict, entry.snapshot.bind(py))? {
@@ -271,53 +316,83 @@ fn snapshot(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>
 }
 
 /// Whether `current` still equals its `snapshot` exactly: the same containers in the same order,
-/// leaves of the same types with equal values.
+/// leaves of the same types with equal values. This runs on every call with a dict spec, so it
+/// walks borrowed pointers (no reference counting) with the GIL held.
 fn same(current: &Bound<'_, PyAny>, snapshot: &Bound<'_, PyAny>) -> PyResult<bool> {
-    if current.is(snapshot) {
-        return Ok(true); // a shared immutable leaf, untouched
+    // SAFETY: both objects are alive (borrowed from `Bound`s) and the GIL is held; `same_ptr`
+    // only reads them through the C API, with borrowed references that the containers keep alive
+    // (no Python code runs in between: the leaves compared are exact built-in types).
+    match unsafe { same_ptr(current.as_ptr(), snapshot.as_ptr(), 0) } {
+        Some(same) => Ok(same),
+        None => Err(PyErr::take(current.py())
+            .unwrap_or_else(|| PyValueError::new_err("comparing a spec with its snapshot failed"))),
     }
-    if !current.get_type().is(snapshot.get_type()) {
-        return Ok(false);
+}
+
+/// `None` when a comparison raised (the error is set).
+unsafe fn same_ptr(
+    cur: *mut ffi::PyObject,
+    snap: *mut ffi::PyObject,
+    depth: usize,
+) -> Option<bool> {
+    if cur == snap {
+        return Some(true); // a shared immutable leaf, untouched
     }
-    if let Ok(snap) = snapshot.cast::<PyDict>() {
-        let cur = current.cast::<PyDict>()?;
-        if cur.len() != snap.len() {
-            return Ok(false);
-        }
-        for ((ck, cv), (sk, sv)) in cur.iter().zip(snap.iter()) {
-            if !(ck.is(&sk) || (ck.get_type().is(sk.get_type()) && ck.eq(&sk)?)) {
-                return Ok(false);
-            }
-            if !same(&cv, &sv)? {
-                return Ok(false);
-            }
-        }
-        return Ok(true);
+    if depth > 512 || ffi::Py_TYPE(cur) != ffi::Py_TYPE(snap) {
+        return Some(false);
     }
-    if let Ok(snap) = snapshot.cast::<PyList>() {
-        let cur = current.cast::<PyList>()?;
-        if cur.len() != snap.len() {
-            return Ok(false);
+    if ffi::PyDict_CheckExact(snap) != 0 {
+        if ffi::PyDict_Size(cur) != ffi::PyDict_Size(snap) {
+            return Some(false);
         }
-        for (c, s) in cur.iter().zip(snap.iter()) {
-            if !same(&c, &s)? {
-                return Ok(false);
+        let (mut pos_c, mut pos_s): (ffi::Py_ssize_t, ffi::Py_ssize_t) = (0, 0);
+        let (mut kc, mut vc, mut ks, mut vs) = (
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+        while ffi::PyDict_Next(cur, &mut pos_c, &mut kc, &mut vc) != 0 {
+            if ffi::PyDict_Next(snap, &mut pos_s, &mut ks, &mut vs) == 0 {
+                return Some(false);
+            }
+            if kc != ks && !same_ptr(kc, ks, depth + 1)? {
+                return Some(false);
+            }
+            if !same_ptr(vc, vs, depth + 1)? {
+                return Some(false);
             }
         }
-        return Ok(true);
+        return Some(true);
     }
-    if let Ok(snap) = snapshot.cast::<PyTuple>() {
-        let cur = current.cast::<PyTuple>()?;
-        if cur.len() != snap.len() {
-            return Ok(false);
+    let list = ffi::PyList_CheckExact(snap) != 0;
+    if list || ffi::PyTuple_CheckExact(snap) != 0 {
+        let (size, get): (
+            unsafe extern "C" fn(_) -> _,
+            unsafe extern "C" fn(_, _) -> _,
+        ) = if list {
+            (ffi::PyList_Size, ffi::PyList_GetItem)
+        } else {
+            (ffi::PyTuple_Size, ffi::PyTuple_GetItem)
+        };
+        let n = size(snap);
+        if size(cur) != n {
+            return Some(false);
         }
-        for (c, s) in cur.iter().zip(snap.iter()) {
-            if !same(&c, &s)? {
-                return Ok(false);
+        for i in 0..n {
+            let (c, s) = (get(cur, i), get(snap, i));
+            if c.is_null() || s.is_null() {
+                return None;
+            }
+            if !same_ptr(c, s, depth + 1)? {
+                return Some(false);
             }
         }
-        return Ok(true);
+        return Some(true);
     }
     // Leaves of the same exact type: equal values (a float NaN never is: loaded again).
-    current.eq(snapshot)
+    match ffi::PyObject_RichCompareBool(cur, snap, ffi::Py_EQ) {
+        -1 => None,
+        r => Some(r == 1),
+    }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chatparse_runtime::openai::DeltaStream;
 use chatparse_runtime::stream::{Event, MessageStream, StreamParser, XRegexStreamParser};
-use chatparse_runtime::{Format, ParseError, Spec};
+use chatparse_runtime::{Format, ParseError};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::convert::to_py;
 use crate::errors;
 use crate::ids::{self, IdsError};
-use crate::spec::{resolve, Prefer};
+use crate::spec::{resolve, Loaded, Prefer};
 use crate::{prefix_arg, tools_arg};
 
 type MaybeStream<'a> = Option<Box<dyn MessageStream + 'a>>;
@@ -25,7 +25,7 @@ type MaybeDeltas<'a> = Option<DeltaStream<'a>>;
 
 self_cell::self_cell!(
     struct StreamCell {
-        owner: Arc<Spec>,
+        owner: Arc<Loaded>,
         #[covariant]
         dependent: MaybeStream,
     }
@@ -33,7 +33,7 @@ self_cell::self_cell!(
 
 self_cell::self_cell!(
     struct DeltaCell {
-        owner: Arc<Spec>,
+        owner: Arc<Loaded>,
         #[covariant]
         dependent: MaybeDeltas,
     }
@@ -64,8 +64,8 @@ const _: () = {
     const fn assert_sync<T: Sync>() {}
     assert_send::<StreamParser<'static>>();
     assert_send::<XRegexStreamParser<'static>>();
-    assert_send::<Spec>();
-    assert_sync::<Spec>();
+    assert_send::<Loaded>();
+    assert_sync::<Loaded>();
     assert_send::<Value>();
     assert_send::<ids::Ids>();
     assert_send::<chatparse_runtime::openai::RandomIds>();
@@ -160,7 +160,7 @@ impl ResponseParser {
         tools: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let spec = resolve(py, response_template, Prefer::Template)?;
-        let format = spec.format();
+        let format = spec.spec.format();
         let prefix = prefix_arg(prefix)?;
         let tools = tools_arg(py, tools)?;
         let (prefix, tools) = match format {
@@ -177,8 +177,8 @@ impl ResponseParser {
         let mut initial = Vec::new();
         let cell = py
             .detach(|| {
-                StreamCell::try_new(spec, |spec| {
-                    let stream = spec.stream(prefix.as_deref(), tools.as_deref())?;
+                StreamCell::try_new(spec, |loaded| {
+                    let stream = loaded.spec.stream(prefix.as_deref(), tools.as_deref())?;
                     stream.initial_events_with(&mut |e| initial.push(OwnedEvent::of(e)));
                     Ok(Some(stream))
                 })
@@ -283,7 +283,7 @@ impl OpenAIStream {
         ids: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let spec = resolve(py, spec, Prefer::Template)?;
-        let format = spec.format();
+        let format = spec.spec.format();
         let prefix = prefix_arg(prefix)?;
         let tools = tools_arg(py, tools)?;
         let options = crate::openai_options(reasoning, normalize_arguments)?;
@@ -291,9 +291,9 @@ impl OpenAIStream {
         let policy = ids::policy(ids, &ids_error)?;
         let cell = py
             .detach(|| {
-                DeltaCell::try_new(spec, |spec| {
+                DeltaCell::try_new(spec, |loaded| {
                     DeltaStream::from_spec(
-                        spec,
+                        &loaded.spec,
                         prefix.as_deref(),
                         tools.as_deref(),
                         options,
