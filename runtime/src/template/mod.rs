@@ -705,7 +705,7 @@ impl Loader {
                 if !repeats {
                     self.diag.error(
                         child(&pointer, "join"),
-                        "`join` requires \"repeats\": true",
+                        "`join` requires 'repeats': true",
                         "add \"repeats\": true, or remove `join`",
                     );
                 }
