@@ -169,6 +169,8 @@ pub fn setup_error(py: Python<'_>, e: &StreamSetupError, format: Format) -> PyEr
             let _ = err.value(py).setattr("pointer", &why.pointer);
             err
         }
-        StreamSetupError::NotApplicable { .. } => PyValueError::new_err(e.to_string()),
+        StreamSetupError::NotApplicable { .. } | StreamSetupError::Lenient { .. } => {
+            PyValueError::new_err(e.to_string())
+        }
     }
 }

@@ -22,7 +22,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 use crate::convert::{from_py, to_py, Strictness};
-use crate::spec::{resolve, Loaded, Prefer, PySpec};
+use crate::spec::{resolve, Loaded, PySpec};
 
 /// The `prefix` argument: `None` or a `str`.
 pub(crate) fn prefix_arg(prefix: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
@@ -121,13 +121,28 @@ fn parse_with(
 ) -> PyResult<Vec<Value>> {
     let format = spec.spec.format();
     let result: Result<Vec<Value>, ParseError> = match format {
+        // A shipped name (with its stream profile) reads the prompt's reasoning block; tools do
+        // not change an x-regex schema's parse.
+        Format::Schema
+            if spec.spec.reads_prefix() && prefix.as_deref().is_some_and(|p| !p.is_empty()) =>
+        {
+            let prefix = prefix.unwrap_or_default();
+            py.detach(|| {
+                texts
+                    .iter()
+                    .map(|t| spec.spec.parse_with_prefix(t, &prefix))
+                    .collect()
+            })
+        }
         Format::Schema => {
-            if prefix.as_deref().is_some_and(|p| !p.is_empty())
-                || tools.as_ref().is_some_and(|t| !t.is_empty())
+            if !spec.spec.reads_prefix()
+                && (prefix.as_deref().is_some_and(|p| !p.is_empty())
+                    || tools.as_ref().is_some_and(|t| !t.is_empty()))
             {
                 return Err(PyValueError::new_err(format!(
-                    "prefix and tools apply to response templates; the x-regex response schema \
-                     {} parses the model output alone (as transformers' recursive_parse)",
+                    "prefix and tools apply to response templates and shipped names; the x-regex \
+                     response schema {} parses the model output alone (as transformers' \
+                     recursive_parse)",
                     spec.spec.source_name()
                 )));
             }
@@ -212,7 +227,7 @@ fn parse_response<'py>(
     prefix: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let spec = resolve(py, spec, Prefer::Schema)?;
+    let spec = resolve(py, spec)?;
     parse_any(py, text, &spec, prefix, tools)
 }
 
@@ -223,7 +238,7 @@ impl PySpec {
     #[new]
     fn new(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(PySpec {
-            spec: resolve(py, spec, Prefer::Schema)?,
+            spec: resolve(py, spec)?,
         })
     }
 
@@ -322,7 +337,7 @@ fn parse_openai<'py>(
     normalize_arguments: bool,
     ids: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let spec = resolve(py, spec, Prefer::Schema)?;
+    let spec = resolve(py, spec)?;
     let format = spec.spec.format();
     let prefix = prefix_arg(prefix)?;
     let tools = tools_arg(py, tools)?;

@@ -26,14 +26,6 @@ use crate::errors;
 /// How many dict specs (and, separately, JSON texts) stay loaded.
 const CACHE_SIZE: usize = 32;
 
-/// What a shipped name means when both a schema and a template have it (`qwen3`, `qwen3_5`,
-/// `gemma4`): as the CLI, parsing prefers the x-regex schema and streaming the template.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Prefer {
-    Schema,
-    Template,
-}
-
 /// A loaded spec, with the parser generated at build time when it is a shipped x-regex schema.
 pub struct Loaded {
     pub spec: Spec,
@@ -99,7 +91,7 @@ fn text_cache() -> &'static Mutex<HashMap<String, Arc<Loaded>>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-type NameCache = Mutex<HashMap<(String, Prefer), Arc<Loaded>>>;
+type NameCache = Mutex<HashMap<String, Arc<Loaded>>>;
 
 fn name_cache() -> &'static NameCache {
     static CACHE: OnceLock<NameCache> = OnceLock::new();
@@ -120,7 +112,7 @@ pub fn clear() {
 }
 
 /// The spec a `spec` argument stands for.
-pub fn resolve(py: Python<'_>, spec: &Bound<'_, PyAny>, prefer: Prefer) -> PyResult<Arc<Loaded>> {
+pub fn resolve(py: Python<'_>, spec: &Bound<'_, PyAny>) -> PyResult<Arc<Loaded>> {
     if let Ok(loaded) = spec.cast::<PySpec>() {
         return Ok(loaded.get().spec.clone());
     }
@@ -129,7 +121,7 @@ pub fn resolve(py: Python<'_>, spec: &Bound<'_, PyAny>, prefer: Prefer) -> PyRes
         if text.trim_start().starts_with('{') {
             return from_text(py, text);
         }
-        return by_name(py, text, prefer);
+        return by_name(py, text);
     }
     if spec.is_exact_instance_of::<PyDict>() {
         return from_dict(py, spec);
@@ -195,43 +187,38 @@ fn from_text(py: Python<'_>, text: &str) -> PyResult<Arc<Loaded>> {
     Ok(loaded)
 }
 
-fn by_name(py: Python<'_>, name: &str, prefer: Prefer) -> PyResult<Arc<Loaded>> {
-    let key = (name.to_owned(), prefer);
-    if let Some(spec) = name_cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+/// A shipped name, as the CLI reads it: `NAME` (or `schemas/NAME`) is the shipped x-regex schema
+/// with its stream profile (every shipped name parses and streams), `NAME.transformers` (or
+/// `response_templates/NAME`) transformers' own response template of the family.
+fn by_name(py: Python<'_>, name: &str) -> PyResult<Arc<Loaded>> {
+    if let Some(spec) = name_cache().lock().ok().and_then(|c| c.get(name).cloned()) {
         return Ok(spec);
     }
-    // `schemas/NAME` and `response_templates/NAME` (with or without `.json`) name one kind.
     let bare = name.strip_suffix(".json").unwrap_or(name);
-    let (bare, only) = if let Some(n) = bare.strip_prefix("schemas/") {
-        (n, Some(Prefer::Schema))
-    } else if let Some(n) = bare.strip_prefix("response_templates/") {
-        (n, Some(Prefer::Template))
-    } else {
-        (bare, None)
+    let template = bare
+        .strip_suffix(".transformers")
+        .or_else(|| bare.strip_prefix("response_templates/"));
+    let schema = bare.strip_prefix("schemas/").unwrap_or(bare);
+    let found: Option<Result<Spec, SchemaError>> = match template {
+        Some(stem) => chatparse::templates::try_template(stem).map(|t| t.map(Spec::from)),
+        None => chatparse::shipped::spec(schema),
     };
-    let schema = || chatparse::shipped::text(bare).map(|t| (t, format!("schemas/{bare}.json")));
-    let template =
-        || chatparse::templates::text(bare).map(|t| (t, format!("response_templates/{bare}.json")));
-    let found = match (only, prefer) {
-        (Some(Prefer::Schema), _) => schema(),
-        (Some(Prefer::Template), _) => template(),
-        (None, Prefer::Schema) => schema().or_else(template),
-        (None, Prefer::Template) => template().or_else(schema),
-    };
-    let Some((text, source)) = found else {
+    let Some(loaded) = found else {
         return Err(PyValueError::new_err(format!(
-            "no shipped schema or template named {name:?} (schemas: {}; templates: {}); a spec \
-             string that is not a name must be JSON text starting with '{{'",
+            "no shipped schema or template named {name:?} (schemas: {}; transformers' templates: \
+             {}); a spec string that is not a name must be JSON text starting with '{{'",
             chatparse::shipped::names().collect::<Vec<_>>().join(", "),
-            chatparse::templates::names().collect::<Vec<_>>().join(", "),
+            chatparse::templates::names()
+                .map(|n| format!("{n}.transformers"))
+                .collect::<Vec<_>>()
+                .join(", "),
         )));
     };
-    let loaded = py
-        .detach(|| Spec::from_json_str_named(text, &source))
+    let loaded = loaded
         .map(Loaded::new)
         .map_err(|e| errors::schema_error(py, &e))?;
     if let Ok(mut cache) = name_cache().lock() {
-        cache.insert(key, loaded.clone());
+        cache.insert(name.to_owned(), loaded.clone());
     }
     Ok(loaded)
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::convert::to_py;
 use crate::errors;
 use crate::ids::{self, IdsError};
-use crate::spec::{resolve, Loaded, Prefer};
+use crate::spec::{resolve, Loaded};
 use crate::{prefix_arg, tools_arg};
 
 type MaybeStream<'a> = Option<Box<dyn MessageStream + 'a>>;
@@ -77,6 +77,8 @@ pub enum OwnedEvent {
     Open(String),
     Chunk(String, String, bool),
     Close(String, Value),
+    /// Any other event (a lenient stream's `malformed`), as its JSON dict.
+    Other(Value),
 }
 
 impl OwnedEvent {
@@ -87,6 +89,7 @@ impl OwnedEvent {
                 OwnedEvent::Chunk(field.to_owned(), text.into_owned(), dirty)
             }
             Event::RegionClose { field, value } => OwnedEvent::Close(field.to_owned(), value),
+            other => OwnedEvent::Other(other.to_json()),
         }
     }
 
@@ -111,6 +114,12 @@ impl OwnedEvent {
                 d.set_item(field, PyString::new(py, f))?;
                 d.set_item(pyo3::intern!(py, "value"), to_py(py, value)?)?;
             }
+            OwnedEvent::Other(Value::Object(fields)) => {
+                for (key, value) in fields {
+                    d.set_item(PyString::new(py, key), to_py(py, value)?)?;
+                }
+            }
+            OwnedEvent::Other(_) => {}
         }
         Ok(d)
     }
@@ -159,7 +168,7 @@ impl ResponseParser {
         prefix: Option<&Bound<'_, PyAny>>,
         tools: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let spec = resolve(py, response_template, Prefer::Template)?;
+        let spec = resolve(py, response_template)?;
         let format = spec.spec.format();
         let prefix = prefix_arg(prefix)?;
         let tools = tools_arg(py, tools)?;
@@ -282,7 +291,7 @@ impl OpenAIStream {
         normalize_arguments: bool,
         ids: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let spec = resolve(py, spec, Prefer::Template)?;
+        let spec = resolve(py, spec)?;
         let format = spec.spec.format();
         let prefix = prefix_arg(prefix)?;
         let tools = tools_arg(py, tools)?;

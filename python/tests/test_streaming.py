@@ -113,8 +113,8 @@ def test_shipped_templates_by_name():
             for spec in (f"response_templates/{stem}", chatparse.Spec(doc["template"])):
                 got = chatparse.parse_response(case["input"], spec, prefix=case["prefix"], tools=case.get("tools"))
                 assert same_value(got, outcome["message"]), f"{stem}/{case['name']}"
-            # A bare name streams the template (ResponseParser prefers templates, as `chatparse stream`).
-            parser = chatparse.ResponseParser(stem, case["prefix"], tools=case.get("tools"))
+            # `NAME.transformers` streams the template, as `chatparse stream --schema NAME.transformers`.
+            parser = chatparse.ResponseParser(f"{stem}.transformers", case["prefix"], tools=case.get("tools"))
             parser.feed(case["input"])
             assert same_value(parser.finalize()[0], outcome["message"])
 

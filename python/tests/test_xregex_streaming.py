@@ -37,21 +37,35 @@ def stream(schema, chunks):
     return message
 
 
-def test_some_shipped_schemas_stream_and_the_rest_say_why():
-    streamable = [n for n in chatparse.shipped_schemas() if chatparse.Spec(n).streamable]
-    assert "gpt_oss" in streamable
-    for name in set(chatparse.shipped_schemas()) - set(streamable):
-        spec = chatparse.Spec(name)
-        assert spec.not_streamable_reason
-        with pytest.raises(chatparse.NotStreamableError) as info:
-            chatparse.ResponseParser(spec)
-        assert isinstance(info.value, ValueError) and isinstance(info.value.pointer, str)
+def test_every_shipped_name_streams_and_a_schema_that_cannot_says_why():
+    for name in chatparse.shipped_schemas():
+        assert chatparse.Spec(name).streamable, name
+        chatparse.ResponseParser(name)
+    # A schema whose root regex cuts the whole output, without a stream profile.
+    whole = {"type": "object", "x-regex": "^(?P<content>.*)$", "properties": {"content": {"type": "string"}}}
+    spec = chatparse.Spec(whole)
+    assert spec.not_streamable_reason
+    with pytest.raises(chatparse.NotStreamableError) as info:
+        chatparse.ResponseParser(spec)
+    assert isinstance(info.value, ValueError) and isinstance(info.value.pointer, str)
 
 
-def test_x_regex_schemas_take_no_prompt():
+def test_a_shipped_name_streams_to_its_one_shot_parse():
+    # The stream's final message is `parse_response` of the same text, for any chunking.
+    text = "<think>\nPlan.\n</think>\n\nSure.<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call><|im_end|>"
+    want = chatparse.parse_response(text, "qwen3")
+    for size in (1, 3, 64):
+        parser = chatparse.ResponseParser("qwen3")
+        for i in range(0, len(text), size):
+            parser.feed(text[i : i + size])
+        assert same_value(parser.finalize()[0], want)
+
+
+def test_x_regex_schemas_take_no_prompt_without_a_stream_profile():
+    gpt_oss = chatparse.schema("gpt_oss")  # the dict: no stream profile
     with pytest.raises(ValueError):
-        chatparse.ResponseParser("gpt_oss", prefix="<|start|>assistant", tools=None)
-    chatparse.ResponseParser("gpt_oss", prefix="")  # "" is no prompt
+        chatparse.ResponseParser(gpt_oss, prefix="<|start|>assistant", tools=None)
+    chatparse.ResponseParser(gpt_oss, prefix="")  # "" is no prompt
 
 
 @pytest.mark.parametrize(
