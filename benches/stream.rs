@@ -285,6 +285,29 @@ fn delta_stream(spec: &chatparse::runtime::Spec, input: &Input, pieces: &[&str])
     n + last.len()
 }
 
+/// The adapter's deltas handed out borrowed (`feed_with`): its own cost, no JSON built.
+fn delta_stream_borrowed(spec: &chatparse::runtime::Spec, input: &Input, pieces: &[&str]) -> usize {
+    use chatparse::runtime::openai::{CounterIds, Delta, DeltaStream, Options};
+    let mut deltas = DeltaStream::from_spec(
+        spec,
+        Some(&input.prefix),
+        Some(&input.tools),
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .expect("starts");
+    let mut n = 0usize;
+    let mut count = |d: Delta<'_>| {
+        black_box(&d);
+        n += 1;
+    };
+    for piece in pieces {
+        deltas.feed_with(piece, &mut count).expect("feeds");
+    }
+    black_box(deltas.finish_with(&mut count).expect("finishes"));
+    n
+}
+
 /// Plain streaming vs the OpenAI delta adapter, per template and region.
 fn bench_openai(c: &mut Criterion) {
     for input in inputs() {
@@ -300,6 +323,9 @@ fn bench_openai(c: &mut Criterion) {
             });
             group.bench_function(format!("deltas_{size}"), |b| {
                 b.iter(|| delta_stream(&spec, &input, black_box(&pieces)))
+            });
+            group.bench_function(format!("deltas_borrowed_{size}"), |b| {
+                b.iter(|| delta_stream_borrowed(&spec, &input, black_box(&pieces)))
             });
         }
         group.finish();

@@ -60,7 +60,7 @@ use crate::py;
 use crate::spec::{Spec, StreamSetupError};
 
 pub use ids::{CounterIds, IdPolicy, RandomIds};
-pub use stream::DeltaStream;
+pub use stream::{Delta, DeltaStream};
 
 /// Which key carries the reasoning in the OpenAI message and deltas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

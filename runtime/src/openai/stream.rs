@@ -42,6 +42,17 @@ struct Region {
     muted: Option<String>,
 }
 
+impl Region {
+    /// Sends text of this region (or holds it, for a region the prompt opened).
+    fn send(&mut self, text: &str, state: &mut State, sink: &mut Sink<'_>) {
+        self.sent.push_str(text);
+        match &mut self.muted {
+            Some(held) => held.push_str(text),
+            None => state.send_text(self.kind, text, sink),
+        }
+    }
+}
+
 /// A call that was sent.
 #[derive(Debug)]
 struct SentCall {
@@ -49,6 +60,46 @@ struct SentCall {
     name: String,
     arguments: String,
 }
+
+/// One OpenAI delta, borrowed from the adapter: what [`DeltaStream::feed_with`] hands out, without
+/// building JSON. [`DeltaStream::chunk`] makes its `choices[0]` chunk object
+/// (`{"index": 0, "delta": {…}, "finish_reason": …}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delta<'a> {
+    /// `{"role": "assistant"}`: the first delta.
+    Role,
+    /// `{"content": text}`.
+    Content(&'a str),
+    /// `{"reasoning_content": text}` (or `reasoning`, or both: [`Options::reasoning`]).
+    Reasoning(&'a str),
+    /// A tool call starts: `{"tool_calls": [{"index", "id", "type": "function", "function":
+    /// {"name", "arguments": ""}}]}`.
+    CallStart {
+        /// The call's position in the message's `tool_calls`.
+        index: usize,
+        /// The model's id, or one from the id policy.
+        id: &'a str,
+        /// The function's name.
+        name: &'a str,
+    },
+    /// A fragment of a call's `arguments` JSON text: `{"tool_calls": [{"index", "function":
+    /// {"arguments": text}}]}`.
+    CallArguments {
+        /// The call's position in the message's `tool_calls`.
+        index: usize,
+        /// The fragment.
+        arguments: &'a str,
+    },
+    /// The last delta, `{}` with `finish_reason`: `"tool_calls"` when the message has calls,
+    /// else `"stop"`.
+    Finish {
+        /// Whether the message has tool calls.
+        tool_calls: bool,
+    },
+}
+
+/// Where deltas go.
+type Sink<'k> = dyn FnMut(Delta<'_>) + 'k;
 
 /// The adapter's state, apart from the stream it drives (so the stream's callback can borrow it).
 struct State {
@@ -65,7 +116,6 @@ struct State {
     fed: String,
     /// The prompt prefix's events are being read.
     in_prompt: bool,
-    out: Vec<Value>,
 }
 
 /// OpenAI `choices[0]` chunk objects from a [`MessageStream`]: `{"index": 0, "delta": {…},
@@ -144,7 +194,6 @@ impl<'s> DeltaStream<'s> {
                 calls: Vec::new(),
                 fed: String::new(),
                 in_prompt: false,
-                out: Vec::new(),
             },
         }
     }
@@ -177,19 +226,20 @@ impl<'s> DeltaStream<'s> {
         Ok(this)
     }
 
-    fn start(&mut self) {
+    fn start(&mut self, sink: &mut Sink<'_>) {
         if !self.started {
             self.started = true;
-            self.state.push_delta(json!({"role": "assistant"}));
+            sink(Delta::Role);
             let state = &mut self.state;
             state.in_prompt = true;
-            self.inner.initial_events_with(&mut |e| state.on_event(e));
+            self.inner
+                .initial_events_with(&mut |e| state.on_event(e, &mut |_| {}));
             state.in_prompt = false;
             // Regions the prompt left open continue in the output: their text so far is sent.
             let mut regions = std::mem::take(&mut state.regions);
             for region in &mut regions {
                 if let Some(held) = region.muted.take() {
-                    state.send_text(region.kind, &held);
+                    state.send_text(region.kind, &held, sink);
                 }
             }
             state.regions = regions;
@@ -197,40 +247,111 @@ impl<'s> DeltaStream<'s> {
     }
 
     /// Feeds the next piece of output; returns the chunk objects it completes (the first call
-    /// also returns the `role` delta).
+    /// also returns the `role` delta). [`DeltaStream::feed_with`] is the form that builds no JSON.
     pub fn feed(&mut self, chunk: &str) -> Result<Vec<Value>, ParseError> {
-        self.start();
+        let mut out = Vec::new();
+        let options = self.state.options;
+        self.feed_with(chunk, &mut |d| out.push(chunk_json(d, &options)))?;
+        Ok(out)
+    }
+
+    /// Feeds the next piece of output; the deltas it completes go to `sink`, borrowed (the first
+    /// call also sends [`Delta::Role`]). A server writes each delta its own way, with no JSON
+    /// value built per delta ([`DeltaStream::chunk`] builds the chunk object when wanted).
+    ///
+    /// ```
+    /// use chatparse_runtime::openai::{CounterIds, Delta, DeltaStream, Options};
+    /// use chatparse_runtime::Spec;
+    ///
+    /// let spec = Spec::from_json_str(r#"{"fields": {"content": {}}}"#)?;
+    /// let mut stream = DeltaStream::from_spec(&spec, Some(""), None, Options::default(),
+    ///                                         Box::new(CounterIds::default()))?;
+    /// let mut answer = String::new();
+    /// for piece in ["Hel", "lo!"] {
+    ///     stream.feed_with(piece, &mut |delta| {
+    ///         if let Delta::Content(text) = delta {
+    ///             answer.push_str(text);
+    ///         }
+    ///     })?;
+    /// }
+    /// let message = stream.finish_with(&mut |delta| {
+    ///     if let Delta::Finish { tool_calls } = delta {
+    ///         assert!(!tool_calls);
+    ///     }
+    /// })?;
+    /// assert_eq!(answer, "Hello!");
+    /// assert_eq!(message["content"], "Hello!");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn feed_with(
+        &mut self,
+        chunk: &str,
+        sink: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<(), ParseError> {
+        self.start(sink);
         self.state.fed.push_str(chunk);
         let state = &mut self.state;
-        self.inner.feed_with(chunk, &mut |e| state.on_event(e))?;
-        Ok(std::mem::take(&mut self.state.out))
+        self.inner
+            .feed_with(chunk, &mut |e| state.on_event(e, sink))
     }
 
     /// Ends the output: the last chunk objects (the last one carries `finish_reason`) and the
     /// OpenAI message the deltas rebuild.
-    pub fn finish(mut self) -> Result<(Vec<Value>, Value), ParseError> {
-        self.start();
+    pub fn finish(self) -> Result<(Vec<Value>, Value), ParseError> {
+        let mut out = Vec::new();
+        let options = self.state.options;
+        let message = self.finish_with(&mut |d| out.push(chunk_json(d, &options)))?;
+        Ok((out, message))
+    }
+
+    /// Ends the output: the last deltas go to `sink` (the last is [`Delta::Finish`]), and the
+    /// OpenAI message the deltas rebuild is returned.
+    pub fn finish_with(mut self, sink: &mut dyn FnMut(Delta<'_>)) -> Result<Value, ParseError> {
+        self.start(sink);
         let mut state = self.state;
-        let message = self.inner.finish_with(&mut |e| state.on_event(e))?;
-        let message = state.reconcile(&message);
-        let reason = if message.get("tool_calls").is_some() {
-            "tool_calls"
-        } else {
-            "stop"
-        };
-        state
-            .out
-            .push(json!({"index": 0, "delta": {}, "finish_reason": reason}));
-        Ok((state.out, message))
+        let message = self.inner.finish_with(&mut |e| state.on_event(e, sink))?;
+        let message = state.reconcile(&message, sink);
+        sink(Delta::Finish {
+            tool_calls: message.get("tool_calls").is_some(),
+        });
+        Ok(message)
+    }
+
+    /// The `choices[0]` chunk object of a delta, with this stream's options.
+    pub fn chunk(&self, delta: Delta<'_>) -> Value {
+        chunk_json(delta, &self.state.options)
     }
 }
 
-impl State {
-    fn push_delta(&mut self, delta: Value) {
-        self.out
-            .push(json!({"index": 0, "delta": delta, "finish_reason": null}));
-    }
+/// `{"index": 0, "delta": {…}, "finish_reason": …}` for one delta.
+fn chunk_json(delta: Delta<'_>, options: &Options) -> Value {
+    let mut finish = Value::Null;
+    let delta = match delta {
+        Delta::Role => json!({"role": "assistant"}),
+        Delta::Content(text) => json!({ "content": text }),
+        Delta::Reasoning(text) => {
+            let mut d = Map::new();
+            for key in options.reasoning.keys() {
+                d.insert((*key).into(), Value::String(text.to_owned()));
+            }
+            Value::Object(d)
+        }
+        Delta::CallStart { index, id, name } => json!({"tool_calls": [{
+            "index": index, "id": id, "type": "function",
+            "function": {"name": name, "arguments": ""}
+        }]}),
+        Delta::CallArguments { index, arguments } => json!({"tool_calls": [{
+            "index": index, "function": {"arguments": arguments}
+        }]}),
+        Delta::Finish { tool_calls } => {
+            finish = Value::from(if tool_calls { "tool_calls" } else { "stop" });
+            json!({})
+        }
+    };
+    json!({"index": 0, "delta": delta, "finish_reason": finish})
+}
 
+impl State {
     fn mode_of(&self, field: &str) -> TextMode {
         self.modes
             .iter()
@@ -264,7 +385,7 @@ impl State {
         self.regions.remove(at)
     }
 
-    fn on_event(&mut self, event: Event<'_>) {
+    fn on_event(&mut self, event: Event<'_>, sink: &mut Sink<'_>) {
         match event {
             // Set aside by a lenient stream: not part of the message (the final message says
             // what is in it).
@@ -272,11 +393,14 @@ impl State {
             Event::RegionOpen { field } => self.open(field),
             Event::RegionChunk { field, text, dirty } => {
                 let mut region = self.take_region(field);
-                region.raw.push_str(&text);
-                if matches!(region.kind, FieldKind::Content | FieldKind::Reasoning) && !dirty {
-                    let out = match region.mode {
-                        TextMode::Kept => text.into_owned(),
-                        TextMode::Held => String::new(),
+                let is_text = matches!(region.kind, FieldKind::Content | FieldKind::Reasoning);
+                if !is_text {
+                    // A call's raw text: where its arguments are found as the model wrote them.
+                    region.raw.push_str(&text);
+                } else if !dirty {
+                    match region.mode {
+                        TextMode::Kept => region.send(&text, self, sink),
+                        TextMode::Held => {}
                         TextMode::Stripped => {
                             let mut t: &str = &text;
                             if !region.started {
@@ -288,13 +412,8 @@ impl State {
                             let keep = all.trim_end_matches(is_space).len();
                             region.pending_ws = all[keep..].to_owned();
                             all.truncate(keep);
-                            all
+                            region.send(&all, self, sink);
                         }
-                    };
-                    region.sent.push_str(&out);
-                    match &mut region.muted {
-                        Some(held) => held.push_str(&out),
-                        None => self.send_text(region.kind, &out),
                     }
                 }
                 self.regions.push(region);
@@ -309,7 +428,7 @@ impl State {
                     FieldKind::Content | FieldKind::Reasoning => {
                         if let Value::String(v) = &value {
                             if let Some(rest) = v.strip_prefix(region.sent.as_str()) {
-                                self.send_text(region.kind, rest);
+                                self.send_text(region.kind, rest, sink);
                             }
                         }
                     }
@@ -322,7 +441,7 @@ impl State {
                                 &mut cursor,
                                 self.options.normalize_arguments,
                             );
-                            self.send_call(call.id.or(raw_id), call.name, arguments);
+                            self.send_call(call.id.or(raw_id), call.name, arguments, sink);
                         }
                     }
                     FieldKind::Other => {}
@@ -331,38 +450,42 @@ impl State {
         }
     }
 
-    fn send_text(&mut self, kind: FieldKind, text: &str) {
+    fn send_text(&mut self, kind: FieldKind, text: &str, sink: &mut Sink<'_>) {
         if text.is_empty() {
             return;
         }
-        let mut delta = Map::new();
         match kind {
             FieldKind::Content => {
                 self.content.push_str(text);
-                delta.insert("content".into(), Value::String(text.to_owned()));
+                sink(Delta::Content(text));
             }
             FieldKind::Reasoning => {
                 self.reasoning.push_str(text);
-                for key in self.options.reasoning.keys() {
-                    delta.insert((*key).into(), Value::String(text.to_owned()));
-                }
+                sink(Delta::Reasoning(text));
             }
-            _ => return,
+            _ => {}
         }
-        self.push_delta(Value::Object(delta));
     }
 
-    fn send_call(&mut self, id: Option<String>, name: String, arguments: String) {
+    fn send_call(
+        &mut self,
+        id: Option<String>,
+        name: String,
+        arguments: String,
+        sink: &mut Sink<'_>,
+    ) {
         let index = self.calls.len();
         let id = id.unwrap_or_else(|| self.ids.next_id(&name, index));
-        self.push_delta(json!({"tool_calls": [{
-            "index": index, "id": id, "type": "function",
-            "function": {"name": name, "arguments": ""}
-        }]}));
+        sink(Delta::CallStart {
+            index,
+            id: &id,
+            name: &name,
+        });
         if !arguments.is_empty() {
-            self.push_delta(json!({"tool_calls": [{
-                "index": index, "function": {"arguments": arguments}
-            }]}));
+            sink(Delta::CallArguments {
+                index,
+                arguments: &arguments,
+            });
         }
         self.calls.push(SentCall {
             id,
@@ -373,18 +496,18 @@ impl State {
 
     /// The final message: sends what the final message has beyond the deltas so far (text a
     /// region close or a `join` added, calls that had no region) and builds the OpenAI message.
-    fn reconcile(&mut self, message: &Value) -> Value {
+    fn reconcile(&mut self, message: &Value, sink: &mut Sink<'_>) -> Value {
         let parts = message_parts(message);
         if let Some(content) = &parts.content {
             if let Some(rest) = content.strip_prefix(self.content.as_str()) {
                 let rest = rest.to_owned();
-                self.send_text(FieldKind::Content, &rest);
+                self.send_text(FieldKind::Content, &rest, sink);
             }
         }
         if let Some(reasoning) = &parts.reasoning {
             if let Some(rest) = reasoning.strip_prefix(self.reasoning.as_str()) {
                 let rest = rest.to_owned();
-                self.send_text(FieldKind::Reasoning, &rest);
+                self.send_text(FieldKind::Reasoning, &rest, sink);
             }
         }
         let mut cursor = 0;
@@ -395,7 +518,12 @@ impl State {
                 &mut cursor,
                 self.options.normalize_arguments,
             );
-            self.send_call(call.id.clone().or(raw_id), call.name.clone(), arguments);
+            self.send_call(
+                call.id.clone().or(raw_id),
+                call.name.clone(),
+                arguments,
+                sink,
+            );
         }
         let calls = self
             .calls
