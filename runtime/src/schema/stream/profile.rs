@@ -149,15 +149,57 @@ impl StreamProfile {
         all
     }
 
-    /// The part of a prompt prefix that belongs to the output's parse: from the last reasoning
-    /// opener on (`<think>\n` when the prompt opened reasoning, `<think>\n\n</think>\n\n` when
-    /// it closed it), or nothing.
+    /// The part of a prompt prefix that belongs to the output's parse: the reasoning block the
+    /// generation prompt opened (`<think>\n`, or with prefilled reasoning text) or opened and
+    /// closed (`<think>\n\n</think>\n\n`), from the last reasoning opener on; or nothing.
+    ///
+    /// A block of an earlier turn is not one: after the last opener there may be no marker but
+    /// one closer, and after a closer only whitespace (an earlier turn goes on with content, a
+    /// call or an end token).
+    ///
+    /// ```
+    /// use chatparse_runtime::{Schema, schema::stream::StreamProfile};
+    /// let schema = Schema::from_json_str(r#"{"type": "object", "properties": {
+    ///     "reasoning_content": {"type": "string"}, "content": {"type": "string"}}}"#)?;
+    /// let profile = StreamProfile::from_json_str_named(r#"{
+    ///     "reasoning": {"field": "reasoning_content", "open": "<think>", "close": ["</think>"]},
+    ///     "content": {"field": "content"}, "markers": ["<|im_end|>"]}"#, "<p>", &schema)?;
+    /// let turn = "<|im_start|>assistant\n";
+    /// assert_eq!(profile.prefix_tail(&format!("{turn}<think>\n")), "<think>\n");
+    /// assert_eq!(profile.prefix_tail(&format!("{turn}<think>\n\n</think>\n\n")), "<think>\n\n</think>\n\n");
+    /// let earlier = format!("{turn}<think>\nhm\n</think>\n\nHi<|im_end|>\n<|im_start|>user\nThanks<|im_end|>\n{turn}");
+    /// assert_eq!(profile.prefix_tail(&earlier), "");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn prefix_tail<'p>(&self, prefix: &'p str) -> &'p str {
-        self.reasoning
-            .as_ref()
-            .and_then(|r| r.open.as_deref())
-            .and_then(|open| prefix.rfind(open))
-            .map_or("", |at| &prefix[at..])
+        let Some(reasoning) = &self.reasoning else {
+            return "";
+        };
+        let Some(open) = reasoning.open.as_deref() else {
+            return "";
+        };
+        let Some(at) = prefix.rfind(open) else {
+            return "";
+        };
+        let tail = &prefix[at..];
+        let body = &tail[open.len()..];
+        let first = self
+            .all_markers()
+            .into_iter()
+            .filter_map(|m| body.find(m).map(|i| (i, m)))
+            .min_by_key(|&(i, m)| (i, usize::MAX - m.len()));
+        match first {
+            None => tail,
+            Some((i, marker)) if reasoning.close.iter().any(|c| c == marker) => {
+                let after = &body[i + marker.len()..];
+                if after.chars().all(crate::py::unicode::is_space) {
+                    tail
+                } else {
+                    ""
+                }
+            }
+            Some(_) => "",
+        }
     }
 }
 
