@@ -5,6 +5,7 @@
 pub mod jinja;
 pub mod python;
 pub mod streamed;
+pub mod tokens;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
