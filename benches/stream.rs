@@ -18,6 +18,22 @@
 //! `openai/<template>/<region>`: what the OpenAI delta adapter (`DeltaStream`) adds to plain
 //! streaming (`MessageStream` driven with a counting callback) on the same inputs and chunks
 //! (issue 16's target: at most 20% per chunk) (`cargo bench --bench stream -- openai`).
+//!
+//! `shipped/<name>/<input>` (issue 15 item 5): every shipped name as `chatparse::shipped::spec`
+//! streams it (26 through their stream profile, `gpt_oss` and `cohere_command_r7b` through their
+//! regexes), on three inputs: `example`, the name's representative example (the richest of
+//! `examples/<name>/*.txt`, tool calls first, as the parse bench picks it: `benches/support`), and
+//! `16KB` and `64KB`, the same example with its reasoning (or content) padded to that size. Per
+//! input: the one-shot parse (`Spec::parse`), the stream fed 4-byte chunks (`chunks_4`), and the
+//! stream fed token-like chunks (`tokens`: each special token of the family one chunk, words with
+//! their leading space, other characters one by one: `tests/roundtrip_support/tokens.rs`, shared
+//! with the streamed template round trips). Every streamed message is checked against the
+//! one-shot one first (`cargo bench --bench stream -- shipped/`; `scripts/bench_report.py
+//! --stream` writes the table in BENCHMARKS.md).
+
+mod support;
+#[path = "../tests/roundtrip_support/tokens.rs"]
+mod tokens;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -332,12 +348,106 @@ fn bench_openai(c: &mut Criterion) {
     }
 }
 
+/// The size of the long input of the `shipped/` groups.
+const SHIPPED_LONG: usize = 64 * 1024;
+
+/// `text` cut at `cuts` (the chunks' ends).
+fn pieces_at<'t>(text: &'t str, cuts: &[usize]) -> Vec<&'t str> {
+    let mut at = 0;
+    cuts.iter()
+        .map(|&cut| {
+            let piece = &text[at..cut];
+            at = cut;
+            piece
+        })
+        .collect()
+}
+
+/// A shipped spec's stream without a prefix, events counted; the message.
+fn shipped_stream(spec: &chatparse::runtime::Spec, pieces: &[&str]) -> (Value, usize) {
+    let mut stream = spec.stream(None, None).expect("every shipped name streams");
+    let mut n = 0usize;
+    let mut count = |e: Event<'_>| {
+        black_box(&e);
+        n += 1;
+    };
+    for piece in pieces {
+        stream.feed_with(piece, &mut count).expect("feeds");
+    }
+    let message = stream.finish_with(&mut count).expect("finishes");
+    (message, n)
+}
+
+/// Every shipped name: one-shot vs 4-byte chunks vs token-like chunks, on its representative
+/// example and on it padded to 16 KB and 64 KB (per-feed work that grows with the buffer shows
+/// as a per-byte cost that grows from 16 KB to 64 KB).
+fn bench_shipped(c: &mut Criterion) {
+    // What `scripts/bench_report.py --stream` needs besides the timings.
+    let mut inputs = Vec::new();
+    for name in chatparse::shipped::names() {
+        let spec = chatparse::shipped::spec(name)
+            .expect("a shipped name")
+            .expect("a valid shipped spec");
+        let schema = chatparse::shipped::schema(name).expect("a shipped name");
+        let base = support::base(name, &schema);
+        let literals = tokens::profile_tokens(&spec);
+        for (input, text) in [
+            ("example", base.text.clone()),
+            ("16KB", support::grow(&base, SHIPPED_LONG / 4)),
+            ("64KB", support::grow(&base, SHIPPED_LONG)),
+        ] {
+            let one_shot = spec.parse(&text).expect("the example parses");
+            let four = chunks(&text, 4);
+            let (cuts, _) = tokens::token_cuts(&text, &literals);
+            let token_pieces = pieces_at(&text, &cuts);
+            inputs.push(serde_json::json!({
+                "name": name,
+                "input": input,
+                "bytes": text.len(),
+                "chunks_4": four.len(),
+                "tokens": token_pieces.len(),
+                "via": if spec.stream_profile().is_some() { "profile" } else { "regexes" },
+                "example": support::examples(name)
+                    .into_iter()
+                    .find(|(_, t)| *t == base.text)
+                    .map(|(stem, _)| stem),
+            }));
+            for (label, pieces) in [("4-byte", &four), ("token-like", &token_pieces)] {
+                let (message, _) = shipped_stream(&spec, pieces);
+                assert_eq!(
+                    serde_json::to_string(&message).ok(),
+                    serde_json::to_string(&one_shot).ok(),
+                    "{name}/{input}: the stream in {label} chunks is not the one-shot parse"
+                );
+            }
+            let mut group = c.benchmark_group(format!("shipped/{name}/{input}"));
+            group.throughput(Throughput::Bytes(text.len() as u64));
+            group.bench_function("one_shot", |b| {
+                b.iter(|| spec.parse(black_box(&text)).expect("parses"))
+            });
+            group.bench_function("chunks_4", |b| {
+                b.iter(|| shipped_stream(&spec, black_box(&four)))
+            });
+            group.bench_function("tokens", |b| {
+                b.iter(|| shipped_stream(&spec, black_box(&token_pieces)))
+            });
+            group.finish();
+        }
+    }
+    let dir = root().join("target/bench-inputs");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(
+        dir.join("stream-shipped.json"),
+        serde_json::to_string_pretty(&inputs).unwrap_or_default(),
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    targets = bench, bench_xregex, bench_openai
+    targets = bench, bench_xregex, bench_openai, bench_shipped
 }
 criterion_main!(benches);

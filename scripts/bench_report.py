@@ -5,10 +5,15 @@ Reads criterion's estimates (target/criterion/<group>/<engine>/new/estimates.jso
 and, when present, target/bench-inputs/reference.json (scripts/reference/bench.py), and replaces
 the text between `<!-- bench:begin -->` and `<!-- bench:end -->` in BENCHMARKS.md.
 Run through scripts/bench.sh.
+
+`--stream`: instead, the streaming table of every shipped name (`cargo bench --bench stream --
+shipped/`, which also writes target/bench-inputs/stream-shipped.json), between
+`<!-- stream-bench:begin -->` and `<!-- stream-bench:end -->`.
 """
 import json
 import pathlib
 import statistics
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CRITERION = ROOT / "target" / "criterion"
@@ -42,7 +47,66 @@ def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
 
+def replace_block(begin, end, block):
+    path = ROOT / "BENCHMARKS.md"
+    text = path.read_text()
+    if begin not in text or end not in text:
+        raise SystemExit(f"BENCHMARKS.md lacks the markers {begin} … {end}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(head + begin + "\n" + block + "\n" + end + tail)
+    print(block)
+
+
+def stream_main():
+    meta_path = INPUTS / "stream-shipped.json"
+    if not meta_path.exists():
+        raise SystemExit(f"{meta_path} not found: run cargo bench --bench stream -- shipped/ first")
+    meta = {(m["name"], m["input"]): m for m in json.loads(meta_path.read_text())}
+    names = sorted({name for name, _ in meta})
+    tables = []
+    for input_name, title in [("example", "representative example"), ("64KB", "padded to 64 KB")]:
+        long = input_name == "64KB"
+        head = (
+            f"| name ({title}) | streams via | bytes | 4-byte feeds | token feeds | one-shot | 4-byte "
+            "| token-like | 4-byte / one-shot | token-like / one-shot |"
+        )
+        rule = "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+        if long:
+            head += " ns per 4-byte feed | 4-byte per byte, 64 KB / 16 KB |"
+            rule += "--:|--:|"
+        lines = [head, rule]
+        for name in names:
+            m = meta.get((name, input_name))
+            if m is None:
+                continue
+            group = f"shipped_{name}_{input_name}"
+            t = {f: median_ns(group, f) for f in ("one_shot", "chunks_4", "tokens")}
+            label = name if long or not m.get("example") else f"{name} (`{m['example']}`)"
+            row = (
+                f"| {label} | {m['via']} | {m['bytes']} | {m['chunks_4']} | {m['tokens']} "
+                f"| {fmt_time(t['one_shot'])} | {fmt_time(t['chunks_4'])} | {fmt_time(t['tokens'])} "
+                f"| {fmt_ratio(ratio(t['chunks_4'], t['one_shot']))} "
+                f"| {fmt_ratio(ratio(t['tokens'], t['one_shot']))} |"
+            )
+            if long:
+                per_feed = ratio(t["chunks_4"], m["chunks_4"])
+                small = median_ns(f"shipped_{name}_16KB", "chunks_4")
+                m16 = meta.get((name, "16KB"))
+                growth = None
+                if small and m16 and t["chunks_4"]:
+                    growth = (t["chunks_4"] / m["bytes"]) / (small / m16["bytes"])
+                row += f" {per_feed:.0f} |" if per_feed is not None else " – |"
+                row += f" {fmt_ratio(growth)} |" if growth is not None else " – |"
+            lines.append(row)
+        tables.append("\n".join(lines))
+    replace_block("<!-- stream-bench:begin -->", "<!-- stream-bench:end -->", "\n\n".join(tables))
+
+
 def main():
+    if "--stream" in sys.argv[1:]:
+        stream_main()
+        return
     reference = {}
     ref_path = INPUTS / "reference.json"
     if ref_path.exists():

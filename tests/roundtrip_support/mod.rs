@@ -4,6 +4,8 @@
 
 pub mod jinja;
 pub mod python;
+pub mod streamed;
+pub mod tokens;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -610,24 +612,43 @@ impl Renderer {
     }
 }
 
-/// Run one conversation of a family.
-fn run_conversation(
+/// A rendered final assistant turn: what the model would have written after its prompt.
+pub struct Turn {
+    /// The text the schema parses: the rendering from where the final assistant turn starts.
+    pub tail: String,
+    /// Everything rendered before `tail` (the prompt the model continues).
+    pub prompt: String,
+    /// The final message handed to the template (arguments as objects).
+    pub original: Value,
+    /// What the schema must give: `original`, or the family's stated `expect`.
+    pub want: Value,
+    /// Why `want` is not `original` (the stated loss), if it is not.
+    pub why: Option<String>,
+}
+
+/// Render one conversation of a family and cut out its final assistant turn; the outcome instead
+/// when the family skips it or the rendering fails.
+pub fn render_turn(
     family: &Family,
     std: &Standard,
-    schema: &chatparse::Schema,
     renderer: &mut Renderer,
     id: &str,
-) -> Outcome {
+) -> Result<Turn, Outcome> {
     let stated = family.conversations.get(id);
     if let Some(why) = stated.and_then(|s| s.skip.as_ref()) {
-        return Outcome::Skipped(why.clone());
+        return Err(Outcome::Skipped(why.clone()));
     }
     let Some((messages, original)) = build(family, std, id) else {
-        return Outcome::Skipped("the family has no reasoning_key".into());
+        return Err(Outcome::Skipped("the family has no reasoning_key".into()));
     };
     let full = match renderer.render(id, &messages, false) {
         Ok(text) => text,
-        Err(e) => return Outcome::Failed(Failure::new(id, format!("rendering failed: {e}"))),
+        Err(e) => {
+            return Err(Outcome::Failed(Failure::new(
+                id,
+                format!("rendering failed: {e}"),
+            )))
+        }
     };
     let cut = stated.and_then(|s| s.cut.as_ref()).unwrap_or(&family.cut);
     let tail = match cut {
@@ -635,10 +656,10 @@ fn run_conversation(
             let prompt = match renderer.render(id, &messages[..messages.len() - 1], true) {
                 Ok(text) => text,
                 Err(e) => {
-                    return Outcome::Failed(Failure::new(
+                    return Err(Outcome::Failed(Failure::new(
                         id,
                         format!("rendering the prompt (without the final message, with the generation prompt) failed: {e}"),
-                    ))
+                    )))
                 }
             };
             match full.strip_prefix(prompt.as_str()) {
@@ -664,23 +685,51 @@ fn run_conversation(
                         ),
                     );
                     f.tail = None;
-                    return Outcome::Failed(f);
+                    return Err(Outcome::Failed(f));
                 }
             }
         }
         Cut::AfterLast(literal) => match full.rfind(literal.as_str()) {
             Some(at) => full[at + literal.len()..].to_owned(),
             None => {
-                return Outcome::Failed(Failure::new(
+                return Err(Outcome::Failed(Failure::new(
                     id,
                     format!("cut: {literal:?} does not occur in the rendering"),
-                ))
+                )))
             }
         },
     };
+    let prompt = full[..full.len() - tail.len()].to_owned();
     let (want, why) = match stated.and_then(|s| Some((s.expect.as_ref()?, s.why.as_ref()?))) {
         Some((expect, why)) => (expect.clone(), Some(why.clone())),
         None => (original.clone(), None),
+    };
+    Ok(Turn {
+        tail,
+        prompt,
+        original,
+        want,
+        why,
+    })
+}
+
+/// Run one conversation of a family.
+fn run_conversation(
+    family: &Family,
+    std: &Standard,
+    schema: &chatparse::Schema,
+    renderer: &mut Renderer,
+    id: &str,
+) -> Outcome {
+    let Turn {
+        tail,
+        original,
+        want,
+        why,
+        ..
+    } = match render_turn(family, std, renderer, id) {
+        Ok(turn) => turn,
+        Err(outcome) => return outcome,
     };
     let loss = why.is_some();
     if loss && same_message(&want, &original) {
@@ -785,6 +834,18 @@ fn clip_debug(s: &str) -> String {
     }
 }
 
+/// The renderer of a family's template, read from the templates directory.
+pub fn load_renderer(
+    family: &Family,
+    std: &Standard,
+    templates: &Path,
+) -> Result<Renderer, String> {
+    let template_path = templates.join(&family.template);
+    let source = std::fs::read_to_string(&template_path)
+        .map_err(|e| format!("template {}: {e}", template_path.display()))?;
+    Renderer::new(family, std, &source)
+}
+
 /// Run every conversation of one family.
 pub fn run_family(family: &Family, templates: &Path) -> Report {
     let std = standard();
@@ -809,17 +870,7 @@ pub fn run_family(family: &Family, templates: &Path) -> Report {
         }
     };
     let template_path = templates.join(&family.template);
-    let source = match std::fs::read_to_string(&template_path) {
-        Ok(s) => s,
-        Err(e) => {
-            fail_all(
-                &mut report,
-                format!("template {}: {e}", template_path.display()),
-            );
-            return report;
-        }
-    };
-    let mut renderer = match Renderer::new(family, &std, &source) {
+    let mut renderer = match load_renderer(family, &std, templates) {
         Ok(r) => r,
         Err(e) => {
             fail_all(&mut report, e);
