@@ -42,11 +42,10 @@ fn main() -> ExitCode {
         Trial::test("streamed::chunkers_are_sound", || {
             rt::streamed::chunkers_are_sound().map_err(Failed::from)
         }),
-        // A runtime bug, reported and not fixed here: see the function's documentation.
+        // A regression check of how a prompt's reasoning block is read.
         Trial::test("streamed::prompt_reasoning_of_an_earlier_turn", || {
             rt::streamed::prompt_reasoning_of_an_earlier_turn().map_err(Failed::from)
-        })
-        .with_ignored_flag(true),
+        }),
     ];
     for name in families {
         let streamed = name.clone();

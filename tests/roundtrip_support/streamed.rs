@@ -165,6 +165,7 @@ impl Streamed {
             }
             Event::RegionClose { field, value } => self.closes.push((field.to_owned(), value)),
             Event::RegionOpen { .. } => {}
+            other => panic!("a strict stream sent {other:?}"),
         }
     }
 
@@ -415,10 +416,9 @@ pub fn check_turn(
         ));
     }
     for (prefix, one_shot) in &runs {
-        // After a prompt whose last reasoning block is an earlier turn's, the one-shot parse
-        // is not the wanted message (a runtime bug: see `prompt_reasoning_of_an_earlier_turn`
-        // in tests/roundtrip.rs); the stream must still agree with it.
-        let want = (prefix.is_none() || prompt != PromptReasoning::Earlier).then_some(&turn.want);
+        // With or without the prompt, the stream gives the wanted message back (an earlier
+        // turn's reasoning block in the prompt is not read: `prompt_reasoning_of_an_earlier_turn`).
+        let want = Some(&turn.want);
         let mut failed = 0;
         let mut first = None;
         for chunking in &chunkings {
@@ -544,13 +544,13 @@ pub fn streamed_family_test(name: &str) -> Result<String, String> {
     }
 }
 
-/// A developer check of a runtime bug, ignored until it is fixed: after a prompt whose last
+/// A regression check (the streamed round trips found it): after a prompt whose last
 /// reasoning block belongs to an earlier assistant turn ([`PromptReasoning::Earlier`]: a
 /// multi-turn conversation, as every server hands it over), `Spec::parse_with_prefix` (and so the
 /// stream, and `chatparse parse --prefix`) must give the message the turn holds, as the parse
-/// without the prompt does. `StreamProfile::prefix_tail` takes the prompt from its last reasoning
-/// opener on, so the earlier turn (its calls, its end token, the tool results) is parsed in front
-/// of the output instead.
+/// without the prompt does. `StreamProfile::prefix_tail` once took the prompt from its last
+/// reasoning opener on, so the earlier turn (its calls, its end token, the tool results) was
+/// parsed in front of the output.
 pub fn prompt_reasoning_of_an_earlier_turn() -> Result<(), String> {
     let mut failures = Vec::new();
     // The smallest case: qwen3, one earlier turn with reasoning and a call.
