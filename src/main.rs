@@ -92,6 +92,14 @@ struct OpenAiArgs {
     /// `call_0`, `call_1`, … for reproducible output).
     #[arg(long, value_enum, default_value = "random", requires = "openai")]
     call_ids: CallIds,
+    /// With --openai: every tool call must name one of the tools in --tools; another name is a
+    /// parse error (exit 1).
+    #[arg(long, requires_all = ["openai", "tools"])]
+    only_offered_tools: bool,
+    /// With --openai: at most one tool call (OpenAI's `parallel_tool_calls: false`); a second
+    /// is a parse error (exit 1).
+    #[arg(long, requires = "openai")]
+    no_parallel_tool_calls: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -122,6 +130,19 @@ impl OpenAiArgs {
             },
             normalize_arguments: self.normalize_arguments,
         }
+    }
+
+    /// The tool-call checks asked for, if any.
+    fn checks(&self, tools: Option<&[serde_json::Value]>) -> Option<openai::ToolChecks> {
+        if !self.only_offered_tools && !self.no_parallel_tool_calls {
+            return None;
+        }
+        let mut checks = match (self.only_offered_tools, tools) {
+            (true, Some(tools)) => openai::ToolChecks::offered(tools),
+            _ => openai::ToolChecks::default(),
+        };
+        checks.single_call = self.no_parallel_tool_calls;
+        Some(checks)
     }
 
     fn ids(&self) -> Box<dyn openai::IdPolicy> {
@@ -432,15 +453,27 @@ fn parse_openai(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let input = read_input(args.file.as_ref())?;
     let text = std::str::from_utf8(&input)
         .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
-    let message = openai::parse(
-        &spec,
-        text,
-        prefix.as_deref(),
-        tools.as_deref(),
-        args.openai.options(),
-        args.openai.ids(),
-    )
-    .map_err(|e| match e {
+    let parsed = match args.openai.checks(tools.as_deref()) {
+        Some(checks) => openai::parse_with_checks(
+            &spec,
+            text,
+            prefix.as_deref(),
+            tools.as_deref(),
+            args.openai.options(),
+            args.openai.ids(),
+            checks,
+        )
+        .map(|(message, _)| message),
+        None => openai::parse(
+            &spec,
+            text,
+            prefix.as_deref(),
+            tools.as_deref(),
+            args.openai.options(),
+            args.openai.ids(),
+        ),
+    };
+    let message = parsed.map_err(|e| match e {
         openai::OpenAiError::Setup(e) => setup_failure(&args.schema, e),
         openai::OpenAiError::Parse(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
     })?;
@@ -686,17 +719,31 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
             openai::OpenAiError::Setup(e) => setup_failure(&args.schema, e),
             openai::OpenAiError::Parse(e) => parse_failure(e),
         })?;
-        read_stdin_chunks(|text| {
-            for chunk in deltas.feed(text).map_err(parse_failure)? {
-                writeln!(out, "{chunk}")?;
-            }
-            out.flush()?;
-            Ok(())
-        })?;
-        let (chunks, _message) = deltas.finish().map_err(parse_failure)?;
-        for chunk in chunks {
-            writeln!(out, "{chunk}")?;
+        if let Some(checks) = args.openai.checks(tools) {
+            deltas = deltas.with_tool_checks(checks);
         }
+        // Each delta is written as it is made: the deltas before a refused call are out too.
+        let options = args.openai.options();
+        read_stdin_chunks(|text| {
+            let mut written = Ok(());
+            let fed = deltas.feed_with(text, &mut |d| {
+                if written.is_ok() {
+                    written = writeln!(out, "{}", d.to_chunk(&options));
+                }
+            });
+            written?;
+            out.flush()?;
+            fed.map_err(parse_failure)
+        })?;
+        let mut written = Ok(());
+        deltas
+            .finish_with(&mut |d| {
+                if written.is_ok() {
+                    written = writeln!(out, "{}", d.to_chunk(&options));
+                }
+            })
+            .map_err(parse_failure)?;
+        written?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -127,6 +127,10 @@ pub enum ParseErrorKind {
     /// The template's delimiters keep matching the empty string at one position: the reference
     /// loops forever there.
     StreamNoProgress,
+    /// A tool call the request does not allow (checked by the OpenAI adapter's
+    /// [`ToolChecks`](crate::openai::ToolChecks)): a name not among the tools offered, or a
+    /// second call when parallel calls are off.
+    ToolCallNotAllowed(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -169,6 +173,7 @@ impl fmt::Display for ParseErrorKind {
                 "the template's delimiters match the empty string here over and over \
                  (the reference parser loops forever)",
             ),
+            Self::ToolCallNotAllowed(why) => write!(f, "tool call not allowed: {why}"),
         }
     }
 }

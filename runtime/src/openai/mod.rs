@@ -94,6 +94,79 @@ pub struct Options {
     pub normalize_arguments: bool,
 }
 
+/// What the request allows of tool calls (OpenAI's `tools` and `parallel_tool_calls`), checked by
+/// [`DeltaStream::with_tool_checks`] on every call as it is sent.
+///
+/// ```
+/// use chatparse_runtime::openai::ToolChecks;
+/// let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather"}}]);
+/// let checks = ToolChecks::offered(tools.as_array().unwrap());
+/// assert_eq!(checks.violation("get_weather", 0), None);
+/// assert!(checks.violation("rm_rf", 0).is_some());
+/// let single = ToolChecks { single_call: true, ..checks };
+/// assert!(single.violation("get_weather", 1).is_some());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolChecks {
+    /// The names of the tools offered; `None` allows any name.
+    pub names: Option<Vec<String>>,
+    /// `parallel_tool_calls: false`: at most one call.
+    pub single_call: bool,
+    /// Set a call that breaks a check aside ([`DeltaStream::rejected`]) instead of failing the
+    /// stream with [`ParseErrorKind::ToolCallNotAllowed`](crate::ParseErrorKind).
+    pub lenient: bool,
+}
+
+impl ToolChecks {
+    /// Checks names against the tools offered (`[{"type": "function", "function": {"name"}}]`, or
+    /// flat `[{"name"}]`), any number of calls, strict.
+    pub fn offered(tools: &[Value]) -> Self {
+        let names = tools
+            .iter()
+            .filter_map(|t| {
+                t.get("function")
+                    .and_then(|f| f.get("name"))
+                    .or_else(|| t.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .collect();
+        ToolChecks {
+            names: Some(names),
+            ..ToolChecks::default()
+        }
+    }
+
+    /// Why a call named `name`, with `sent` calls before it, is not allowed; `None` if it is.
+    pub fn violation(&self, name: &str, sent: usize) -> Option<String> {
+        if let Some(names) = &self.names {
+            if !names.iter().any(|n| n == name) {
+                return Some(format!(
+                    "`{name}` is not one of the tools offered ({})",
+                    names.join(", ")
+                ));
+            }
+        }
+        if self.single_call && sent > 0 {
+            return Some(format!(
+                "a second call (`{name}`) while parallel tool calls are off"
+            ));
+        }
+        None
+    }
+}
+
+/// A tool call a lenient [`ToolChecks`] set aside: not in the message, kept here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedCall {
+    /// The function's name.
+    pub name: String,
+    /// Its `arguments` JSON text.
+    pub arguments: String,
+    /// Why it was set aside.
+    pub reason: String,
+}
+
 /// What a message field is, for the OpenAI shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FieldKind {
@@ -429,6 +502,43 @@ pub fn parse(
     }
     let parsed = spec.parse(text)?;
     Ok(to_message(&parsed, Some(text), &options, ids.as_mut()))
+}
+
+/// [`parse`], with every tool call checked against what the request allows (see [`ToolChecks`];
+/// a spec that does not stream has its calls checked in the converted message). Also returns
+/// the calls a lenient check set aside.
+///
+/// ```
+/// use chatparse_runtime::openai::{parse_with_checks, CounterIds, Options, ToolChecks};
+/// use chatparse_runtime::{ParseErrorKind, Spec};
+///
+/// let spec = Spec::from_json_str(r#"{"start_anchor": "<a>", "fields": {"tool_calls": {"open": "<call>",
+///     "close": "</call>", "repeats": true, "content": "json"}, "content": {}}}"#)?;
+/// let tools = [serde_json::json!({"type": "function", "function": {"name": "f"}})];
+/// let output = r#"<call>{"name": "g", "arguments": {}}</call>"#;
+/// let strict = parse_with_checks(&spec, output, Some(""), None, Options::default(),
+///     Box::new(CounterIds::default()), ToolChecks::offered(&tools));
+/// assert!(strict.is_err());
+/// let lenient = ToolChecks { lenient: true, ..ToolChecks::offered(&tools) };
+/// let (message, rejected) = parse_with_checks(&spec, output, Some(""), None, Options::default(),
+///     Box::new(CounterIds::default()), lenient)?;
+/// assert!(message.get("tool_calls").is_none());
+/// assert_eq!(rejected[0].name, "g");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn parse_with_checks(
+    spec: &Spec,
+    text: &str,
+    prefix: Option<&str>,
+    tools: Option<&[Value]>,
+    options: Options,
+    ids: Box<dyn IdPolicy>,
+    checks: ToolChecks,
+) -> Result<(Value, Vec<RejectedCall>), OpenAiError> {
+    let mut stream =
+        DeltaStream::from_spec(spec, prefix, tools, options, ids)?.with_tool_checks(checks);
+    stream.feed_with(text, &mut |_| {})?;
+    Ok(stream.finish_parts(&mut |_| {})?)
 }
 
 /// Why [`parse`] or [`DeltaStream::from_spec`] failed.

@@ -4,9 +4,9 @@ use serde_json::{json, Map, Value};
 
 use super::{
     arguments_and_id, assemble, call_json, calls_of, field_kind, message_parts, FieldKind,
-    IdPolicy, OpenAiError, Options,
+    IdPolicy, OpenAiError, Options, RejectedCall, ToolChecks,
 };
-use crate::error::ParseError;
+use crate::error::{ParseError, ParseErrorKind};
 use crate::py::unicode::is_space;
 use crate::spec::Spec;
 use crate::stream::{Event, MessageStream};
@@ -98,6 +98,14 @@ pub enum Delta<'a> {
     },
 }
 
+impl Delta<'_> {
+    /// Its `choices[0]` chunk object, `{"index": 0, "delta": {…}, "finish_reason": …}`, with the
+    /// reasoning key(s) of `options`.
+    pub fn to_chunk(&self, options: &Options) -> Value {
+        chunk_json(*self, options)
+    }
+}
+
 /// Where deltas go.
 type Sink<'k> = dyn FnMut(Delta<'_>) + 'k;
 
@@ -116,6 +124,11 @@ struct State {
     fed: String,
     /// The prompt prefix's events are being read.
     in_prompt: bool,
+    /// What the request allows of calls, the calls it set aside, and the first call it refused
+    /// (strict: the stream fails with it).
+    checks: ToolChecks,
+    rejected: Vec<RejectedCall>,
+    refused: Option<ParseError>,
 }
 
 /// OpenAI `choices[0]` chunk objects from a [`MessageStream`]: `{"index": 0, "delta": {…},
@@ -194,6 +207,9 @@ impl<'s> DeltaStream<'s> {
                 calls: Vec::new(),
                 fed: String::new(),
                 in_prompt: false,
+                checks: ToolChecks::default(),
+                rejected: Vec::new(),
+                refused: None,
             },
         }
     }
@@ -255,6 +271,18 @@ impl<'s> DeltaStream<'s> {
         Ok(out)
     }
 
+    /// The same adapter, checking every tool call against what the request allows (see
+    /// [`ToolChecks`]).
+    pub fn with_tool_checks(mut self, checks: ToolChecks) -> Self {
+        self.state.checks = checks;
+        self
+    }
+
+    /// The calls a lenient [`ToolChecks`] set aside so far.
+    pub fn rejected(&self) -> &[RejectedCall] {
+        &self.state.rejected
+    }
+
     /// Feeds the next piece of output; the deltas it completes go to `sink`, borrowed (the first
     /// call also sends [`Delta::Role`]). A server writes each delta its own way, with no JSON
     /// value built per delta ([`DeltaStream::chunk`] builds the chunk object when wanted).
@@ -263,7 +291,8 @@ impl<'s> DeltaStream<'s> {
     /// use chatparse_runtime::openai::{CounterIds, Delta, DeltaStream, Options};
     /// use chatparse_runtime::Spec;
     ///
-    /// let spec = Spec::from_json_str(r#"{"fields": {"content": {}}}"#)?;
+    /// let spec = Spec::from_json_str(r#"{"start_anchor": "<|im_start|>assistant\n",
+    ///                                   "fields": {"content": {}}}"#)?;
     /// let mut stream = DeltaStream::from_spec(&spec, Some(""), None, Options::default(),
     ///                                         Box::new(CounterIds::default()))?;
     /// let mut answer = String::new();
@@ -288,11 +317,18 @@ impl<'s> DeltaStream<'s> {
         chunk: &str,
         sink: &mut dyn FnMut(Delta<'_>),
     ) -> Result<(), ParseError> {
+        if let Some(refused) = &self.state.refused {
+            return Err(refused.clone());
+        }
         self.start(sink);
         self.state.fed.push_str(chunk);
         let state = &mut self.state;
         self.inner
-            .feed_with(chunk, &mut |e| state.on_event(e, sink))
+            .feed_with(chunk, &mut |e| state.on_event(e, sink))?;
+        match &self.state.refused {
+            Some(refused) => Err(refused.clone()),
+            None => Ok(()),
+        }
     }
 
     /// Ends the output: the last chunk objects (the last one carries `finish_reason`) and the
@@ -306,15 +342,26 @@ impl<'s> DeltaStream<'s> {
 
     /// Ends the output: the last deltas go to `sink` (the last is [`Delta::Finish`]), and the
     /// OpenAI message the deltas rebuild is returned.
-    pub fn finish_with(mut self, sink: &mut dyn FnMut(Delta<'_>)) -> Result<Value, ParseError> {
+    pub fn finish_with(self, sink: &mut dyn FnMut(Delta<'_>)) -> Result<Value, ParseError> {
+        self.finish_parts(sink).map(|(message, _)| message)
+    }
+
+    /// [`DeltaStream::finish_with`], with the calls a lenient [`ToolChecks`] set aside.
+    pub(super) fn finish_parts(
+        mut self,
+        sink: &mut dyn FnMut(Delta<'_>),
+    ) -> Result<(Value, Vec<RejectedCall>), ParseError> {
         self.start(sink);
         let mut state = self.state;
         let message = self.inner.finish_with(&mut |e| state.on_event(e, sink))?;
         let message = state.reconcile(&message, sink);
+        if let Some(refused) = state.refused {
+            return Err(refused);
+        }
         sink(Delta::Finish {
             tool_calls: message.get("tool_calls").is_some(),
         });
-        Ok(message)
+        Ok((message, state.rejected))
     }
 
     /// The `choices[0]` chunk object of a delta, with this stream's options.
@@ -474,6 +521,24 @@ impl State {
         arguments: String,
         sink: &mut Sink<'_>,
     ) {
+        if self.refused.is_some() {
+            return;
+        }
+        if let Some(reason) = self.checks.violation(&name, self.calls.len()) {
+            if self.checks.lenient {
+                self.rejected.push(RejectedCall {
+                    name,
+                    arguments,
+                    reason,
+                });
+            } else {
+                self.refused = Some(ParseError::new(
+                    "",
+                    ParseErrorKind::ToolCallNotAllowed(reason),
+                ));
+            }
+            return;
+        }
         let index = self.calls.len();
         let id = id.unwrap_or_else(|| self.ids.next_id(&name, index));
         sink(Delta::CallStart {
@@ -511,7 +576,12 @@ impl State {
             }
         }
         let mut cursor = 0;
-        for call in parts.calls.iter().skip(self.calls.len()) {
+        // The calls not sent (nor set aside) while streaming.
+        for call in parts
+            .calls
+            .iter()
+            .skip(self.calls.len() + self.rejected.len())
+        {
             let (arguments, raw_id) = arguments_and_id(
                 &call.arguments,
                 Some(&self.fed),

@@ -857,20 +857,25 @@ impl<'p> Markers<'p> {
         }
     }
 
-    /// The length of the longest end of `buffer` that is a proper prefix of a marker.
+    /// The length of the longest end of `buffer` that is a proper prefix of a marker: only the
+    /// last `longest - 1` bytes can begin one, and only where a marker's first byte is.
     fn partial_suffix(&self, buffer: &str) -> usize {
         let bytes = buffer.as_bytes();
-        let mut best = 0;
-        for literal in &self.literals {
-            let l = literal.as_bytes();
-            for k in (best + 1..l.len().min(bytes.len() + 1)).rev() {
-                if bytes.ends_with(&l[..k]) {
-                    best = k;
-                    break;
-                }
+        let from = bytes.len().saturating_sub(self.longest.saturating_sub(1));
+        for p in from..bytes.len() {
+            if !self.firsts.contains(&bytes[p]) {
+                continue;
+            }
+            let rest = &bytes[p..];
+            if self
+                .literals
+                .iter()
+                .any(|l| l.len() > rest.len() && l.as_bytes().starts_with(rest))
+            {
+                return rest.len();
             }
         }
-        best
+        0
     }
 }
 
