@@ -454,12 +454,23 @@ impl State {
                                 t = t.trim_start_matches(is_space);
                                 region.started = !t.is_empty();
                             }
-                            let mut all = std::mem::take(&mut region.pending_ws);
-                            all.push_str(t);
-                            let keep = all.trim_end_matches(is_space).len();
-                            region.pending_ws = all[keep..].to_owned();
-                            all.truncate(keep);
-                            region.send(&all, self, sink);
+                            // Trailing whitespace waits for text after it; the held
+                            // whitespace goes out with that text, in one delta. The buffer is
+                            // reused: no allocation per chunk.
+                            let keep = t.trim_end_matches(is_space).len();
+                            if keep == 0 {
+                                region.pending_ws.push_str(t);
+                            } else if region.pending_ws.is_empty() {
+                                region.send(&t[..keep], self, sink);
+                                region.pending_ws.push_str(&t[keep..]);
+                            } else {
+                                let mut all = std::mem::take(&mut region.pending_ws);
+                                all.push_str(&t[..keep]);
+                                region.send(&all, self, sink);
+                                all.clear();
+                                all.push_str(&t[keep..]);
+                                region.pending_ws = all;
+                            }
                         }
                     }
                 }
