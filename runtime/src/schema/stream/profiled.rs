@@ -120,6 +120,8 @@ pub struct ProfiledStreamParser<'p> {
     /// The opener of the call being read, and where its closer is searched from.
     call_open: Option<usize>,
     closer_from: usize,
+    /// `buffer[.0..end]` is known to be whitespace up to `.1` (see `first_text`).
+    spaces: (usize, usize),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
     lenient: bool,
     pending: Pending,
@@ -150,6 +152,7 @@ impl<'p> ProfiledStreamParser<'p> {
             calls_end: 0,
             call_open: None,
             closer_from: 0,
+            spaces: (usize::MAX, 0),
             lenient: false,
             pending: Pending::default(),
             initial: Vec::new(),
@@ -366,13 +369,24 @@ impl<'p> ProfiledStreamParser<'p> {
         }
     }
 
-    /// The first non-space character at or after `from`, if the buffer has one.
-    fn first_text(&self, from: usize) -> Option<usize> {
-        self.buffer
-            .get(from..)?
+    /// The first non-space character at or after `from`, if the buffer has one. A search that
+    /// found only whitespace is remembered, so that waiting on a long run of whitespace (fed a
+    /// byte at a time) reads each byte once.
+    fn first_text(&mut self, from: usize) -> Option<usize> {
+        let resume = match self.spaces {
+            (start, end) if start == from => end.max(from),
+            _ => from,
+        };
+        let found = self
+            .buffer
+            .get(resume..)?
             .char_indices()
             .find(|&(_, c)| !is_space(c))
-            .map(|(i, _)| from + i)
+            .map(|(i, _)| resume + i);
+        if found.is_none() {
+            self.spaces = (from, self.buffer.len());
+        }
+        found
     }
 
     /// Moves to the phase of `field`'s body at `from` (Held if the profile has no such field).
