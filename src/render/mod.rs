@@ -266,3 +266,50 @@ pub fn json_dumps(value: &Value) -> String {
         .dumps(&python::from_json(value))
         .unwrap_or_else(|_| value.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_template_is_shared_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ChatTemplate>();
+    }
+
+    #[test]
+    fn errors_say_what_kind_they_are() {
+        let none = Map::new();
+        let t = ChatTemplate::new("{{ messages[0].content.nope() }}").unwrap();
+        let err = t
+            .apply(&[json!({"content": "x"})], None, false, &none)
+            .unwrap_err();
+        assert_eq!(err.kind(), RenderErrorKind::Render);
+        let mut extra = Map::new();
+        extra.insert("tools".into(), json!([]));
+        let err = t.apply(&[], None, false, &extra).unwrap_err();
+        assert_eq!(err.kind(), RenderErrorKind::Argument);
+        for (y, m, d) in [(2026, 2, 29), (2026, 13, 1), (2026, 4, 31), (2026, 1, 0)] {
+            let err = ChatTemplate::new("")
+                .unwrap()
+                .with_fixed_date(y, m, d)
+                .unwrap_err();
+            assert_eq!(err.kind(), RenderErrorKind::Argument, "{y}-{m}-{d}");
+        }
+        let t = ChatTemplate::new("{{ strftime_now('%Q') }}").unwrap();
+        let err = t.apply(&[], None, false, &none).unwrap_err();
+        assert_eq!(err.kind(), RenderErrorKind::Render);
+    }
+
+    #[test]
+    fn strftime_now_reads_the_clock_by_default() {
+        let t = ChatTemplate::new("{{ strftime_now('%Y') }}").unwrap();
+        let year: i64 = t
+            .apply(&[], None, false, &Map::new())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(year >= 2025, "{year}");
+    }
+}
