@@ -91,6 +91,26 @@ pub struct ReadmeStreamingInterface;
 #[cfg(doctest)]
 pub struct ReadmeOpenAiMessage;
 
+/// The README's example of rendering a chat template, as a doctest:
+///
+/// ```
+/// use chatparse::render::ChatTemplate;
+/// use serde_json::{json, Map};
+///
+/// let template = ChatTemplate::new(
+///     "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
+///      {% if add_generation_prompt %}<|assistant|>{% endif %}",
+/// )?; // compiled once; apply is &self
+/// let mut extra = Map::new();
+/// extra.insert("bos_token".into(), json!("<s>"));
+/// let messages = [json!({"role": "user", "content": "Hi"})];
+/// let prompt = template.apply(&messages, None, true, &extra)?;
+/// assert_eq!(prompt, "<s><|user|>Hi\n<|assistant|>");
+/// # Ok::<(), chatparse::render::RenderError>(())
+/// ```
+#[cfg(all(doctest, feature = "render"))]
+pub struct ReadmeRenderChatTemplate;
+
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 
@@ -105,5 +125,7 @@ pub use chatparse_runtime as runtime;
 
 #[cfg(feature = "models")]
 pub mod models;
+#[cfg(feature = "render")]
+pub mod render;
 pub mod shipped;
 pub mod templates;

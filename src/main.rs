@@ -1,5 +1,6 @@
 //! The `chatparse` command line: parse model output with a shipped or a custom schema, check
-//! schemas, list the shipped ones, stream output through a response template. The contract
+//! schemas, list the shipped ones, stream output through a response template, render a chat
+//! template. The contract
 //! (flags, output, exit codes) is SPEC §5; `stream` follows the same conventions.
 
 use std::io::{self, BufWriter, Read, Write};
@@ -43,6 +44,34 @@ enum Command {
     /// literal-delimited, e.g. gpt_oss): one JSON event per line as the input arrives, then the
     /// final message.
     Stream(StreamArgs),
+    /// Render a chat template (Jinja) as transformers' apply_chat_template(..., tokenize=False)
+    /// does and print the prompt.
+    #[cfg(feature = "render")]
+    Render(RenderArgs),
+}
+
+#[cfg(feature = "render")]
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// The chat template: a .jinja file.
+    #[arg(long, value_name = "FILE")]
+    template: PathBuf,
+    /// The conversation: a JSON array of messages in the Hugging Face format.
+    #[arg(long, value_name = "FILE")]
+    messages: PathBuf,
+    /// The tools offered: a JSON array of tool schemas (the template gets `tools`, else None).
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// End with the template's assistant header (add_generation_prompt=True).
+    #[arg(long)]
+    generation_prompt: bool,
+    /// A template variable, its value as JSON (e.g. `bos_token="<s>"`, `enable_thinking=false`);
+    /// repeatable.
+    #[arg(long = "var", value_name = "KEY=JSON")]
+    vars: Vec<String>,
+    /// The day `strftime_now` sees (midnight), for reproducible prompts; default: now (UTC).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    date: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -204,6 +233,8 @@ fn main() -> ExitCode {
         Command::Check { paths } => Ok(check(&paths)),
         Command::Schemas => list_schemas(),
         Command::Stream(args) => stream(args),
+        #[cfg(feature = "render")]
+        Command::Render(args) => render(args),
     };
     match result {
         Ok(code) => code,
@@ -787,4 +818,81 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
     writeln!(out, "{message}")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `chatparse render`: exit 2 on an unreadable or invalid template or argument file, 1 when the
+/// template raises (or fails to render), as transformers would raise.
+#[cfg(feature = "render")]
+fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
+    use chatparse::render::{ChatTemplate, RenderErrorKind};
+    use serde_json::{Map, Value};
+
+    let read = |path: &PathBuf| {
+        std::fs::read_to_string(path)
+            .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))
+    };
+    let array = |path: &PathBuf| -> Result<Vec<Value>, Failure> {
+        match serde_json::from_str::<Value>(&read(path)?) {
+            Ok(Value::Array(items)) => Ok(items),
+            Ok(_) => Err(Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("{}: not a JSON array", path.display()),
+            )),
+            Err(e) => Err(Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("{}: {e}", path.display()),
+            )),
+        }
+    };
+    let template = ChatTemplate::new(&read(&args.template)?)
+        .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", args.template.display())))?;
+    let template = match &args.date {
+        None => template,
+        Some(date) => {
+            let parts: Vec<&str> = date.split('-').collect();
+            let fixed = match parts.as_slice() {
+                [y, m, d] => match (y.parse(), m.parse(), d.parse()) {
+                    (Ok(y), Ok(m), Ok(d)) => template.with_fixed_date(y, m, d).ok(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            fixed.ok_or_else(|| {
+                Failure::new(
+                    EXIT_BAD_SCHEMA,
+                    format!("--date {date}: expected a date as YYYY-MM-DD"),
+                )
+            })?
+        }
+    };
+    let messages = array(&args.messages)?;
+    let tools = args.tools.as_ref().map(array).transpose()?;
+    let mut extra = Map::new();
+    for var in &args.vars {
+        let Some((key, json)) = var.split_once('=') else {
+            return Err(Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("--var {var}: expected KEY=JSON"),
+            ));
+        };
+        let value = serde_json::from_str(json).map_err(|e| {
+            Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("--var {key}: the value is not JSON ({e}); a string is written \"…\""),
+            )
+        })?;
+        extra.insert(key.to_owned(), value);
+    }
+    match template.apply(&messages, tools.as_deref(), args.generation_prompt, &extra) {
+        Ok(text) => {
+            let mut out = io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) if e.kind() == RenderErrorKind::Argument => {
+            Err(Failure::new(EXIT_BAD_SCHEMA, e.to_string()))
+        }
+        Err(e) => Err(Failure::new(EXIT_PARSE_ERROR, e.to_string())),
+    }
 }

@@ -35,10 +35,6 @@ fn main() -> ExitCode {
     let mut trials = vec![
         Trial::test("family_files_are_well_formed", family_files_are_well_formed),
         Trial::test("extra_families", extra_families).with_ignored_flag(true),
-        Trial::test("python::floats_print_as_python", || {
-            rt::python::tests::floats_print_as_python();
-            Ok(())
-        }),
         Trial::test("streamed::chunkers_are_sound", || {
             rt::streamed::chunkers_are_sound().map_err(Failed::from)
         }),

@@ -2,8 +2,6 @@
 //! with a family's real chat template, cut the rendering where the final assistant turn starts,
 //! parse the rest with the family's schema and require the final message back.
 
-pub mod jinja;
-pub mod python;
 pub mod streamed;
 pub mod tokens;
 
@@ -11,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use chatparse::render::ChatTemplate;
 use serde_json::{json, Map, Value};
 
 pub fn repo_root() -> PathBuf {
@@ -349,9 +348,7 @@ pub fn standard() -> Standard {
 /// Python's `json.dumps(value, ensure_ascii=False)`: the JSON text handed to templates that take
 /// arguments as a string.
 pub fn json_text(value: &Value) -> String {
-    python::Dumps::default()
-        .dumps(&python::from_json(value))
-        .unwrap()
+    chatparse::render::json_dumps(value)
 }
 
 /// A standard conversation in the HF message format of `family`: the messages handed to the
@@ -531,7 +528,7 @@ struct Rendered {
 
 /// Renders a family's template.
 pub struct Renderer {
-    env: minijinja::Environment<'static>,
+    template: ChatTemplate,
     family: Family,
     tools: Value,
     log: Vec<Rendered>,
@@ -539,30 +536,27 @@ pub struct Renderer {
 
 impl Renderer {
     pub fn new(family: &Family, std: &Standard, source: &str) -> Result<Renderer, String> {
-        let mut env = jinja::environment();
-        env.add_template_owned("chat_template", jinja::preprocess(source))
-            .map_err(|e| format!("the template does not compile: {e:#}"))?;
+        // strftime_now fixed to the date check_rendering.py gives Python, for reproducibility.
+        let template = ChatTemplate::new(source)
+            .and_then(|t| t.with_fixed_date(2026, 1, 1))
+            .map_err(|e| e.to_string())?;
         Ok(Renderer {
-            env,
+            template,
             family: family.clone(),
             tools: std.tools.clone(),
             log: Vec::new(),
         })
     }
 
-    /// The context `apply_chat_template` gives the template.
-    fn context(&self, messages: &[Value], add_generation_prompt: bool) -> Value {
+    /// The variables the template gets besides messages, tools and add_generation_prompt.
+    fn extra(&self) -> Map<String, Value> {
         let mut ctx = Map::new();
-        ctx.insert("messages".into(), Value::Array(messages.to_vec()));
-        ctx.insert("tools".into(), self.tools.clone());
-        ctx.insert("documents".into(), Value::Null);
-        ctx.insert("add_generation_prompt".into(), json!(add_generation_prompt));
         ctx.insert("bos_token".into(), json!(self.family.bos_token));
         ctx.insert("eos_token".into(), json!(self.family.eos_token));
         for (k, v) in &self.family.variables {
             ctx.insert(k.clone(), v.clone());
         }
-        Value::Object(ctx)
+        ctx
     }
 
     pub fn render(
@@ -571,12 +565,20 @@ impl Renderer {
         messages: &[Value],
         add_generation_prompt: bool,
     ) -> Result<String, String> {
-        let context = self.context(messages, add_generation_prompt);
+        let extra = self.extra();
+        let tools = self.tools.as_array().map(Vec::as_slice);
         let result = self
-            .env
-            .get_template("chat_template")
-            .and_then(|t| t.render(python::from_json(&context)))
-            .map_err(|e| format!("{e:#}"));
+            .template
+            .apply(messages, tools, add_generation_prompt, &extra)
+            .map_err(|e| e.to_string());
+        // The context as transformers' apply_chat_template would build it, for the dump.
+        let mut context = Map::new();
+        context.insert("messages".into(), Value::Array(messages.to_vec()));
+        context.insert("tools".into(), self.tools.clone());
+        context.insert("documents".into(), Value::Null);
+        context.insert("add_generation_prompt".into(), json!(add_generation_prompt));
+        context.extend(extra);
+        let context = Value::Object(context);
         self.log.push(Rendered {
             conversation: conversation.to_owned(),
             add_generation_prompt,

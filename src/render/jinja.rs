@@ -11,10 +11,69 @@ use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use super::python;
 
-/// `strftime_now` is fixed to this day (a Thursday), midnight, so renderings are reproducible.
-pub const FIXED_DATE: (i32, u32, u32) = (2026, 1, 1);
+/// A moment as `strftime_now` prints it (no time zone: Python's `datetime.now()` is naive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DateTime {
+    pub(crate) year: i64,
+    pub(crate) month: u32,
+    pub(crate) day: u32,
+    pub(crate) hour: u32,
+    pub(crate) minute: u32,
+    pub(crate) second: u32,
+}
 
-pub fn environment() -> Environment<'static> {
+impl DateTime {
+    /// The current time in UTC, from the system clock (no time-zone database in the library).
+    pub(crate) fn now_utc() -> DateTime {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        DateTime {
+            year,
+            month,
+            day,
+            hour: (rem / 3600) as u32,
+            minute: (rem % 3600 / 60) as u32,
+            second: (rem % 60) as u32,
+        }
+    }
+
+    fn days(&self) -> i64 {
+        days_from_civil(self.year, self.month, self.day)
+    }
+}
+
+/// Howard Hinnant's `civil_from_days`: days since 1970-01-01 to (year, month, day).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Howard Hinnant's `days_from_civil`: the inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// What `strftime_now` reads: the clock, or a fixed moment (reproducible renderings).
+pub(crate) type Clock = Option<DateTime>;
+
+pub(crate) fn environment(clock: Clock) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_syntax(
         SyntaxConfig::builder()
@@ -65,11 +124,43 @@ pub fn environment() -> Environment<'static> {
     env.add_function(
         "raise_exception",
         |message: String| -> Result<Value, Error> {
-            Err(Error::new(ErrorKind::InvalidOperation, message))
+            Err(Error::new(ErrorKind::InvalidOperation, message.clone())
+                .with_source(Raised(message)))
         },
     );
-    env.add_function("strftime_now", |format: String| strftime(&format));
+    set_clock(&mut env, clock);
     env
+}
+
+/// The message of a `raise_exception` call, kept as the error's source so that the caller gets the
+/// template's words unchanged.
+#[derive(Debug)]
+pub(crate) struct Raised(pub(crate) String);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+/// (Re)defines `strftime_now` to read `clock`: a later definition replaces an earlier one.
+pub(crate) fn set_clock(env: &mut Environment<'static>, clock: Clock) {
+    env.add_function("strftime_now", move |format: String| {
+        strftime(&format, clock.unwrap_or_else(DateTime::now_utc))
+    });
+}
+
+/// Whether `at` is a real calendar date and time of day.
+pub(crate) fn is_valid_date(at: &DateTime) -> bool {
+    (1..=12).contains(&at.month)
+        && at.day >= 1
+        && civil_from_days(days_from_civil(at.year, at.month, at.day))
+            == (at.year, at.month, at.day)
+        && at.hour < 24
+        && at.minute < 60
+        && at.second < 60
 }
 
 /// Template source adjusted where minijinja's syntax differs from Jinja2's, without changing what
@@ -80,7 +171,7 @@ pub fn environment() -> Environment<'static> {
 /// - String literals are unescaped by Python's `unicode-escape` in Jinja2: a backslash-newline is
 ///   a line continuation (nothing), `\a`/`\v` are control characters and `\/` stays two
 ///   characters; they are rewritten to what minijinja reads the same way.
-pub fn preprocess(source: &str) -> String {
+pub(crate) fn preprocess(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let mut i = 0;
     while i < source.len() {
@@ -303,8 +394,8 @@ fn length(v: Value) -> Result<Value, Error> {
     })
 }
 
-/// `datetime.now().strftime(format)` at [`FIXED_DATE`], midnight.
-fn strftime(format: &str) -> Result<Value, Error> {
+/// `datetime.now().strftime(format)` at `at`, for the directives chat templates use.
+fn strftime(format: &str, at: DateTime) -> Result<Value, Error> {
     const MONTHS: [&str; 12] = [
         "January",
         "February",
@@ -319,9 +410,27 @@ fn strftime(format: &str) -> Result<Value, Error> {
         "November",
         "December",
     ];
-    let (year, month, day) = FIXED_DATE;
-    let month_name = MONTHS[month as usize - 1];
-    let weekday = "Thursday";
+    const WEEKDAYS: [&str; 7] = [
+        "Thursday", // 1970-01-01
+        "Friday",
+        "Saturday",
+        "Sunday",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+    ];
+    let DateTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+    } = at;
+    let month_name = MONTHS[(month as usize).clamp(1, 12) - 1];
+    let weekday = WEEKDAYS[at.days().rem_euclid(7) as usize];
+    let yday = at.days() - days_from_civil(year, 1, 1) + 1;
+    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
     let mut out = String::new();
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
@@ -331,23 +440,30 @@ fn strftime(format: &str) -> Result<Value, Error> {
         }
         match chars.next() {
             Some('Y') => out.push_str(&year.to_string()),
-            Some('y') => out.push_str(&format!("{:02}", year % 100)),
+            Some('y') => out.push_str(&format!("{:02}", year.rem_euclid(100))),
             Some('m') => out.push_str(&format!("{month:02}")),
             Some('d') => out.push_str(&format!("{day:02}")),
             Some('e') => out.push_str(&format!("{day:>2}")),
+            // glibc's `-` flag: no padding.
             Some('-') => match chars.next() {
                 Some('d') => out.push_str(&day.to_string()),
                 Some('m') => out.push_str(&month.to_string()),
+                Some('H') => out.push_str(&hour.to_string()),
+                Some('I') => out.push_str(&hour12.to_string()),
+                Some('M') => out.push_str(&minute.to_string()),
                 other => return Err(unsupported(other)),
             },
             Some('B') => out.push_str(month_name),
             Some('b') | Some('h') => out.push_str(&month_name[..3]),
             Some('A') => out.push_str(weekday),
             Some('a') => out.push_str(&weekday[..3]),
-            Some('j') => out.push_str("001"),
-            Some('H') | Some('M') | Some('S') => out.push_str("00"),
-            Some('I') => out.push_str("12"),
-            Some('p') => out.push_str("AM"),
+            Some('j') => out.push_str(&format!("{yday:03}")),
+            Some('H') => out.push_str(&format!("{hour:02}")),
+            Some('M') => out.push_str(&format!("{minute:02}")),
+            Some('S') => out.push_str(&format!("{second:02}")),
+            Some('I') => out.push_str(&format!("{hour12:02}")),
+            Some('p') => out.push_str(if hour < 12 { "AM" } else { "PM" }),
+            Some('F') => out.push_str(&format!("{year}-{month:02}-{day:02}")),
             Some('%') => out.push('%'),
             other => return Err(unsupported(other)),
         }
@@ -359,8 +475,39 @@ fn unsupported(spec: Option<char>) -> Error {
     Error::new(
         ErrorKind::InvalidOperation,
         format!(
-            "strftime_now: %{} is not supported by the round-trip renderer",
+            "strftime_now: %{} is not supported",
             spec.map(String::from).unwrap_or_default()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calendar_arithmetic_round_trips() {
+        for days in [-719_468, -1, 0, 1, 11_016, 20_454, 20_819, 100_000] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(civil_from_days(20_454), (2026, 1, 1));
+    }
+
+    #[test]
+    fn strftime_prints_like_python() {
+        let at = DateTime {
+            year: 2026,
+            month: 3,
+            day: 5,
+            hour: 14,
+            minute: 7,
+            second: 9,
+        };
+        let got = strftime("%A %a %d %-d %B %b %Y %y %j %H:%M:%S %I %p %F %%", at).unwrap();
+        assert_eq!(
+            got.as_str(),
+            Some("Thursday Thu 05 5 March Mar 2026 26 064 14:07:09 02 PM 2026-03-05 %")
+        );
+    }
 }

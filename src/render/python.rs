@@ -8,7 +8,7 @@ use minijinja::{Error, ErrorKind, Value};
 
 /// `repr(float)`: the shortest text that reads back to the same float, in fixed notation for
 /// decimal exponents -4..16 and scientific (`1e-07`, `1.5e+16`) otherwise.
-pub fn float_repr(f: f64) -> String {
+pub(crate) fn float_repr(f: f64) -> String {
     if f.is_nan() {
         return "nan".into();
     }
@@ -63,17 +63,17 @@ fn number_text(v: &Value) -> String {
 }
 
 /// Python's `str.isspace()` for one character.
-pub fn is_space(c: char) -> bool {
+pub(crate) fn is_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// Python's `str.strip()` without arguments.
-pub fn strip(s: &str) -> &str {
+pub(crate) fn strip(s: &str) -> &str {
     s.trim_matches(is_space)
 }
 
 /// Python's `str()` of a template value (what `{{ value }}` and `|string` print in Jinja2).
-pub fn str(v: &Value) -> String {
+pub(crate) fn str(v: &Value) -> String {
     match v.kind() {
         ValueKind::Undefined => String::new(),
         ValueKind::String => v.as_str().unwrap_or_default().to_owned(),
@@ -82,13 +82,13 @@ pub fn str(v: &Value) -> String {
 }
 
 /// Python's `repr()` of a template value.
-pub fn repr(v: &Value) -> String {
+pub(crate) fn repr(v: &Value) -> String {
     match v.kind() {
         ValueKind::Undefined => "Undefined".into(),
         ValueKind::None => "None".into(),
         ValueKind::Bool => if v.is_true() { "True" } else { "False" }.into(),
         ValueKind::Number => number_text(v),
-        ValueKind::String => chatparse::runtime::py::unicode::repr(v.as_str().unwrap_or_default()),
+        ValueKind::String => crate::runtime::py::unicode::repr(v.as_str().unwrap_or_default()),
         ValueKind::Seq => {
             let items: Vec<String> = v
                 .try_iter()
@@ -122,12 +122,12 @@ pub fn repr(v: &Value) -> String {
 }
 
 /// Options of Python's `json.dumps` that transformers' `tojson` filter exposes.
-pub struct Dumps {
-    pub ensure_ascii: bool,
-    pub indent: Option<String>,
-    pub item_separator: String,
-    pub key_separator: String,
-    pub sort_keys: bool,
+pub(crate) struct Dumps {
+    pub(crate) ensure_ascii: bool,
+    pub(crate) indent: Option<String>,
+    pub(crate) item_separator: String,
+    pub(crate) key_separator: String,
+    pub(crate) sort_keys: bool,
 }
 
 impl Default for Dumps {
@@ -144,7 +144,7 @@ impl Default for Dumps {
 }
 
 impl Dumps {
-    pub fn dumps(&self, v: &Value) -> Result<String, Error> {
+    pub(crate) fn dumps(&self, v: &Value) -> Result<String, Error> {
         let mut out = String::new();
         self.write(&mut out, v, 0)?;
         Ok(out)
@@ -243,7 +243,7 @@ impl Dumps {
 
     fn string(&self, out: &mut String, s: &str) {
         if self.ensure_ascii {
-            chatparse::runtime::py::json::write_ascii_string(s, out);
+            crate::runtime::py::json::write_ascii_string(s, out);
             return;
         }
         // ensure_ascii=False: Python escapes only `"`, `\\` and control characters.
@@ -269,7 +269,7 @@ impl Dumps {
 
 /// A JSON value (as the conversations and family files hold it) as a template value: objects keep
 /// their key order, integers stay integers.
-pub fn from_json(v: &serde_json::Value) -> Value {
+pub(crate) fn from_json(v: &serde_json::Value) -> Value {
     use serde_json::Value as J;
     match v {
         J::Null => Value::from(()),
@@ -292,11 +292,12 @@ pub fn from_json(v: &serde_json::Value) -> Value {
     }
 }
 
-/// A test of this harness's own (tests/roundtrip.rs): floats print as Python's `repr`.
-pub mod tests {
+#[cfg(test)]
+mod tests {
     use super::*;
 
-    pub fn floats_print_as_python() {
+    #[test]
+    fn floats_print_as_python() {
         for (f, want) in [
             (4.5, "4.5"),
             (1.0, "1.0"),
