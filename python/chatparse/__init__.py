@@ -21,13 +21,20 @@ from ._chatparse import (
     clear_cache,
     parse_openai,
     parse_response,
+    render,
     schema,
     shipped_schemas,
     shipped_templates,
     template,
     to_openai,
 )
-from ._errors import JMESPathTypeError, NotStreamableError, SchemaError, UnrepresentableError
+from ._errors import (
+    JMESPathTypeError,
+    NotStreamableError,
+    SchemaError,
+    TemplateError,
+    UnrepresentableError,
+)
 
 __all__ = [
     "JMESPathTypeError",
@@ -36,11 +43,13 @@ __all__ = [
     "ResponseParser",
     "SchemaError",
     "Spec",
+    "TemplateError",
     "UnrepresentableError",
     "__version__",
     "clear_cache",
     "parse_openai",
     "parse_response",
+    "render",
     "schema",
     "shipped_schemas",
     "shipped_templates",

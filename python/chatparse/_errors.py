@@ -5,7 +5,13 @@ Parse errors are the built-in exceptions the reference raises in the same place 
 ``pointer`` attribute. These classes cover the rest.
 """
 
-__all__ = ["SchemaError", "NotStreamableError", "UnrepresentableError", "JMESPathTypeError"]
+__all__ = [
+    "SchemaError",
+    "NotStreamableError",
+    "UnrepresentableError",
+    "JMESPathTypeError",
+    "TemplateError",
+]
 
 
 class SchemaError(ValueError):
@@ -26,6 +32,25 @@ class UnrepresentableError(ValueError):
     surrogate); chatparse's values are JSON, so it raises instead."""
 
 
+try:  # jinja2's class, what transformers' apply_chat_template raises, when jinja2 is installed
+    from jinja2.exceptions import TemplateError as _TemplateError
+except ImportError:  # pragma: no cover - depends on the environment
+    _TemplateError = Exception
+
+
+class TemplateError(_TemplateError):
+    """A chat template that does not compile, or that raised while rendering (its
+    ``raise_exception`` message, word for word); a subclass of jinja2's ``TemplateError`` when
+    jinja2 is installed."""
+
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self.message = message
+
+    def __str__(self):
+        return self.message
+
+
 try:  # the class the reference raises, when jmespath is installed
     from jmespath.exceptions import JMESPathTypeError as _JMESPathTypeError
 except ImportError:  # pragma: no cover - depends on the environment
@@ -44,9 +69,5 @@ class JMESPathTypeError(_JMESPathTypeError):
         return self.message
 
 
-for _cls in (SchemaError, NotStreamableError, UnrepresentableError, JMESPathTypeError):
-    _cls.__module__ = "chatparse"
-
-
-for _cls in (SchemaError, NotStreamableError, UnrepresentableError, JMESPathTypeError):
+for _cls in (SchemaError, NotStreamableError, UnrepresentableError, JMESPathTypeError, TemplateError):
     _cls.__module__ = "chatparse"

@@ -134,7 +134,7 @@ pub fn parse_error(py: Python<'_>, e: &ParseError, format: Format) -> PyErr {
     err
 }
 
-fn custom(py: Python<'_>, class: &str, message: String) -> PyErr {
+pub fn custom(py: Python<'_>, class: &str, message: String) -> PyErr {
     match own_class(py, class).and_then(|c| c.call1((message,))) {
         Ok(instance) => PyErr::from_value(instance),
         Err(e) => e,

@@ -360,6 +360,56 @@ fn parse_openai<'py>(
 }
 
 /// The names of the shipped x-regex response schemas.
+/// `render(template, messages, tools=None, add_generation_prompt=False, *, date=None, **extra)`:
+/// the chat template's text for a conversation, as transformers'
+/// `apply_chat_template(messages, tools=tools, add_generation_prompt=…, tokenize=False, **extra)`
+/// (`chatparse::render`). `date=(year, month, day)` fixes what `strftime_now` sees. A template
+/// that does not compile or raises gives `chatparse.TemplateError`.
+#[pyfunction]
+#[pyo3(signature = (template, messages, tools=None, add_generation_prompt=false, *, date=None, **extra))]
+fn render(
+    py: Python<'_>,
+    template: &str,
+    messages: &Bound<'_, PyAny>,
+    tools: Option<&Bound<'_, PyAny>>,
+    add_generation_prompt: bool,
+    date: Option<(i32, u32, u32)>,
+    extra: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
+    use chatparse::render::{ChatTemplate, RenderErrorKind};
+    let messages = match convert::from_py(messages, convert::Strictness::Strict)? {
+        Value::Array(items) => items,
+        _ => return Err(PyTypeError::new_err("messages must be a list of dicts")),
+    };
+    let tools = match tools.filter(|t| !t.is_none()) {
+        Some(t) => match convert::from_py(t, convert::Strictness::Strict)? {
+            Value::Array(items) => Some(items),
+            _ => return Err(PyTypeError::new_err("tools must be a list")),
+        },
+        None => None,
+    };
+    let extra = match extra {
+        Some(d) => match convert::from_py(d.as_any(), convert::Strictness::Strict)? {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        },
+        None => serde_json::Map::new(),
+    };
+    let rendered = py.detach(|| {
+        let template = ChatTemplate::new(template)?;
+        let template = match date {
+            Some((y, m, d)) => template.with_fixed_date(y, m, d)?,
+            None => template,
+        };
+        template.apply(&messages, tools.as_deref(), add_generation_prompt, &extra)
+    });
+    rendered.map_err(|e| match e.kind() {
+        RenderErrorKind::Argument => PyValueError::new_err(e.to_string()),
+        RenderErrorKind::Raised => errors::custom(py, "TemplateError", e.message().to_owned()),
+        _ => errors::custom(py, "TemplateError", e.to_string()),
+    })
+}
+
 #[pyfunction]
 fn shipped_schemas() -> Vec<&'static str> {
     chatparse::shipped::names().collect()
@@ -416,6 +466,7 @@ fn _chatparse(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_response, m)?)?;
     m.add_function(wrap_pyfunction!(to_openai, m)?)?;
     m.add_function(wrap_pyfunction!(parse_openai, m)?)?;
+    m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(shipped_templates, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
