@@ -380,77 +380,42 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
     }
     let runner = load_runner(&args.schema, args.engine)?;
     let input = read_input(args.file.as_ref())?;
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
     if args.jsonl {
+        let stdout = io::stdout();
+        let mut out = BufWriter::new(stdout.lock());
         parse_lines(&runner, &input, &mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let text = std::str::from_utf8(&input)
-        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let text = utf8_text(&input)?;
     let message = runner
         .parse(text)
         .map_err(|e| Failure::new(EXIT_PARSE_ERROR, e.to_string()))?;
-    let json = if args.pretty {
-        serde_json::to_string_pretty(&message)
-    } else {
-        serde_json::to_string(&message)
-    }
-    .map_err(|e| {
-        Failure::new(
-            EXIT_PARSE_ERROR,
-            format!("cannot serialize the message: {e}"),
-        )
-    })?;
-    writeln!(out, "{json}")?;
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    print_json(&message, args.pretty)
 }
 
 /// `parse` with a prompt prefix, tools or a transformers template: the spec `stream` runs, fed
 /// the whole input at once (its final message is the one-shot parse).
 fn parse_spec(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let spec = load_stream_spec(&args.schema)?;
-    let prefix = args
-        .prefix
-        .as_ref()
-        .map(|p| read_text_file("prefix", p))
-        .transpose()?;
-    let tools = args.tools.as_ref().map(read_tools).transpose()?;
+    let (prefix, tools) = prefix_and_tools(args)?;
     let input = read_input(args.file.as_ref())?;
-    let text = std::str::from_utf8(&input)
-        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let text = utf8_text(&input)?;
     let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
     let mut stream = spec
         .stream(prefix.as_deref(), tools.as_deref())
         .map_err(|e| setup_failure(&args.schema, e))?;
     stream.feed_with(text, &mut |_| {}).map_err(parse_failure)?;
     let message = stream.finish_with(&mut |_| {}).map_err(parse_failure)?;
-    let json = if args.pretty {
-        serde_json::to_string_pretty(&message)
-    } else {
-        serde_json::to_string(&message)
-    }
-    .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    writeln!(out, "{json}")?;
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    print_json(&message, args.pretty)
 }
 
 /// `parse --lenient`: the message and what was set aside, as one JSON object.
 fn parse_lenient(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let spec = load_stream_spec(&args.schema)?;
-    let prefix = args
-        .prefix
-        .as_ref()
-        .map(|p| read_text_file("prefix", p))
-        .transpose()?;
+    let prefix = read_prefix(args)?;
     let input = read_input(args.file.as_ref())?;
-    let text = std::str::from_utf8(&input)
-        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let text = utf8_text(&input)?;
     let parsed = spec
         .parse_lenient(text, prefix.as_deref())
         .map_err(|e| setup_failure(&args.schema, e))?;
@@ -458,32 +423,16 @@ fn parse_lenient(args: &ParseArgs) -> Result<ExitCode, Failure> {
         "message": parsed.message,
         "malformed": parsed.malformed.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
     });
-    let json = if args.pretty {
-        serde_json::to_string_pretty(&out)
-    } else {
-        serde_json::to_string(&out)
-    }
-    .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    writeln!(out, "{json}")?;
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    print_json(&out, args.pretty)
 }
 
 /// `parse --openai`: the spec `stream` runs for the same `--schema` (a shipped response template
 /// before a shipped schema of the same name), so that both give the same message.
 fn parse_openai(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let spec = load_stream_spec(&args.schema)?;
-    let prefix = args
-        .prefix
-        .as_ref()
-        .map(|p| read_text_file("prefix", p))
-        .transpose()?;
-    let tools = args.tools.as_ref().map(read_tools).transpose()?;
+    let (prefix, tools) = prefix_and_tools(args)?;
     let input = read_input(args.file.as_ref())?;
-    let text = std::str::from_utf8(&input)
-        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))?;
+    let text = utf8_text(&input)?;
     let parsed = match args.openai.checks(tools.as_deref()) {
         Some(checks) => openai::parse_with_checks(
             &spec,
@@ -508,10 +457,37 @@ fn parse_openai(args: &ParseArgs) -> Result<ExitCode, Failure> {
         openai::OpenAiError::Setup(e) => setup_failure(&args.schema, e),
         openai::OpenAiError::Parse(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
     })?;
-    let json = if args.pretty {
-        serde_json::to_string_pretty(&message)
+    print_json(&message, args.pretty)
+}
+
+/// The model output as text (a parse error when it is not UTF-8).
+fn utf8_text(input: &[u8]) -> Result<&str, Failure> {
+    std::str::from_utf8(input)
+        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("input is not valid UTF-8: {e}")))
+}
+
+/// `parse`'s `--prefix` and `--tools` files, read.
+fn prefix_and_tools(
+    args: &ParseArgs,
+) -> Result<(Option<String>, Option<Vec<serde_json::Value>>), Failure> {
+    let tools = args.tools.as_ref().map(read_tools).transpose()?;
+    Ok((read_prefix(args)?, tools))
+}
+
+/// `parse`'s `--prefix` file, read.
+fn read_prefix(args: &ParseArgs) -> Result<Option<String>, Failure> {
+    args.prefix
+        .as_ref()
+        .map(|p| read_text_file("prefix", p))
+        .transpose()
+}
+
+/// `parse`'s output: one JSON value on a line (indented with `--pretty`).
+fn print_json(value: &serde_json::Value, pretty: bool) -> Result<ExitCode, Failure> {
+    let json = if pretty {
+        serde_json::to_string_pretty(value)
     } else {
-        serde_json::to_string(&message)
+        serde_json::to_string(value)
     }
     .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
     let stdout = io::stdout();

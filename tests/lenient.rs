@@ -18,22 +18,7 @@ use chatparse::runtime::schema::Malformed;
 use chatparse::runtime::stream::Event;
 use chatparse::runtime::Spec;
 use serde_json::Value;
-use support::{preview, repo_root, same_value};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use support::{preview, repo_root, same_value, Rng};
 
 fn examples(name: &str) -> Vec<String> {
     let dir = repo_root().join("examples").join(name);

@@ -8,6 +8,7 @@
 //! the chat templates directory they are reported as ignored (never as passed), with a warning.
 
 mod roundtrip_support;
+mod support;
 
 use std::process::ExitCode;
 

@@ -9,43 +9,12 @@ mod support;
 use chatparse::runtime::stream::{Event, XRegexPlan, XRegexStreamParser};
 use chatparse::Schema;
 use serde_json::Value;
-use support::{delimiters, load_suites, preview, repo_root, same_value};
+use support::{
+    char_boundaries, delimiters, load_suites, preview, random_cuts, repo_root, same_value, Rng,
+};
 
 /// The shipped x-regex schemas that stream.
 const STREAMABLE: &[&str] = &["cohere_command_r7b", "gpt_oss"];
-
-/// A small seeded generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn char_boundaries(s: &str) -> Vec<usize> {
-    (0..=s.len()).filter(|&i| s.is_char_boundary(i)).collect()
-}
-
-/// Random chunk boundaries (char boundaries, strictly increasing, ending at `len`).
-fn random_cuts(s: &str, rng: &mut Rng) -> Vec<usize> {
-    let bounds = char_boundaries(s);
-    let mut cuts = Vec::new();
-    let mut i = 0;
-    let max_step = [1, 2, 4, 8, 64][rng.below(5)];
-    while i + 1 < bounds.len() {
-        i = (i + 1 + rng.below(max_step)).min(bounds.len() - 1);
-        cuts.push(bounds[i]);
-    }
-    cuts
-}
 
 struct Streamed {
     message: Result<Value, String>,

@@ -18,6 +18,7 @@ use super::{
     clip, load_renderer, render_turn, same_message, standard, templates_dir, templates_dir_wanted,
     Family, Outcome, Turn, CONVERSATIONS,
 };
+use crate::support::{char_boundaries, random_cuts, Rng};
 
 /// Turns longer than this many bytes are long.
 pub const SHORT_TURN: usize = 300;
@@ -28,26 +29,6 @@ pub const RANDOM_CHUNKINGS_SHORT: usize = 50;
 /// Several tokens in one chunk (speculative decoding): token-like chunks grouped by this many.
 pub const TOKEN_GROUP: usize = 3;
 
-/// A small seeded generator (xorshift64*), so failures reproduce.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// A seed per family and conversation (FNV-1a of both names), so that each failure reproduces
 /// on its own whatever else runs.
 fn seed(family: &str, conversation: &str) -> u64 {
@@ -57,24 +38,6 @@ fn seed(family: &str, conversation: &str) -> u64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h
-}
-
-fn char_boundaries(s: &str) -> Vec<usize> {
-    (0..=s.len()).filter(|&i| s.is_char_boundary(i)).collect()
-}
-
-/// Cuts (chunk ends) of one random chunking: chunks of 1 to `max_step` characters, `max_step`
-/// drawn per chunking from 1, 2, 4, 8, 64.
-fn random_cuts(s: &str, rng: &mut Rng) -> Vec<usize> {
-    let bounds = char_boundaries(s);
-    let mut cuts = Vec::new();
-    let mut i = 0;
-    let max_step = [1, 2, 4, 8, 64][rng.below(5)];
-    while i + 1 < bounds.len() {
-        i = (i + 1 + rng.below(max_step)).min(bounds.len() - 1);
-        cuts.push(bounds[i]);
-    }
-    cuts
 }
 
 /// One chunking of a turn: a label for reports and the chunks' ends.

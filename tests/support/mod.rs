@@ -246,3 +246,44 @@ pub fn run_chatparse(args: &[&str], stdin: Option<&[u8]>) -> Output {
     }
     child.wait_with_output().expect("chatparse exits")
 }
+
+/// A small seeded generator (xorshift64*), so that random chunkings reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A generator from any seed (xorshift needs a non-zero state).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Every character boundary of `s`, 0 and `s.len()` included.
+pub fn char_boundaries(s: &str) -> Vec<usize> {
+    (0..=s.len()).filter(|&i| s.is_char_boundary(i)).collect()
+}
+
+/// Cuts (chunk ends) of one random chunking: chunks of 1 to `max_step` characters, `max_step`
+/// drawn per chunking from 1, 2, 4, 8, 64; strictly increasing, ending at `s.len()`.
+pub fn random_cuts(s: &str, rng: &mut Rng) -> Vec<usize> {
+    let bounds = char_boundaries(s);
+    let mut cuts = Vec::new();
+    let mut i = 0;
+    let max_step = [1, 2, 4, 8, 64][rng.below(5)];
+    while i + 1 < bounds.len() {
+        i = (i + 1 + rng.below(max_step)).min(bounds.len() - 1);
+        cuts.push(bounds[i]);
+    }
+    cuts
+}
