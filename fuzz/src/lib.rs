@@ -1,0 +1,100 @@
+//! What the fuzz targets share: how a fuzzer's bytes become a shipped name, a chunking and a
+//! model output, and how two results are compared.
+//!
+//! Inputs are `[selector, seed, text...]`: `selector` picks a shipped name (modulo their number,
+//! in sorted order — `seed.py` writes its corpus the same way), `seed` drives the chunking, and
+//! the rest is the model output (lossily decoded, so every byte string is an input).
+
+use chatparse::runtime::{ParseError, Spec};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// The shipped names in sorted order, each with its spec (schema + stream profile).
+pub fn shipped() -> &'static [(&'static str, Spec)] {
+    static SHIPPED: OnceLock<Vec<(&'static str, Spec)>> = OnceLock::new();
+    SHIPPED.get_or_init(|| {
+        let mut names: Vec<&'static str> = chatparse::shipped::names().collect();
+        names.sort_unstable();
+        names
+            .into_iter()
+            .map(|name| {
+                let spec = chatparse::shipped::spec(name)
+                    .expect("a shipped name")
+                    .expect("shipped specs load");
+                (name, spec)
+            })
+            .collect()
+    })
+}
+
+/// A decoded fuzz input.
+pub struct Case<'a> {
+    /// Index into [`shipped`].
+    pub index: usize,
+    pub name: &'static str,
+    pub spec: &'static Spec,
+    pub seed: u8,
+    pub text: std::borrow::Cow<'a, str>,
+}
+
+/// Decodes `[selector, seed, text...]`; `None` for inputs shorter than two bytes.
+pub fn case(data: &[u8]) -> Option<Case<'_>> {
+    let [selector, seed, rest @ ..] = data else {
+        return None;
+    };
+    let all = shipped();
+    let index = *selector as usize % all.len();
+    let (name, spec) = &all[index];
+    Some(Case {
+        index,
+        name,
+        spec,
+        seed: *seed,
+        text: String::from_utf8_lossy(rest),
+    })
+}
+
+/// Cuts `text` into chunks at char boundaries chosen by `seed`: 0 = one chunk, 1 = one char per
+/// chunk, otherwise pseudo-random lengths of 1 to `seed` bytes.
+pub fn chunks(text: &str, seed: u8) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut state = u32::from(seed).wrapping_mul(2_654_435_761).max(1);
+    let mut at = 0;
+    while at < text.len() {
+        let want = match seed {
+            0 => text.len(),
+            1 => 1,
+            _ => {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                1 + (state as usize % usize::from(seed))
+            }
+        };
+        let mut end = (at + want).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+/// Two parse results agree: equal values (Python's equality with types: `1` is not `1.0`), or
+/// both errors.
+pub fn agree(a: &Result<Value, ParseError>, b: &Result<Value, ParseError>) -> bool {
+    match (a, b) {
+        (Ok(a), Ok(b)) => chatparse::runtime::py::identical(a, b),
+        (Err(_), Err(_)) => true,
+        _ => false,
+    }
+}
+
+/// A result for a panic message.
+pub fn show(r: &Result<Value, ParseError>) -> String {
+    match r {
+        Ok(v) => v.to_string(),
+        Err(e) => format!("error: {e}"),
+    }
+}
