@@ -9,6 +9,10 @@ Run through scripts/bench.sh.
 `--stream`: instead, the streaming table of every shipped name (`cargo bench --bench stream --
 shipped/`, which also writes target/bench-inputs/stream-shipped.json), between
 `<!-- stream-bench:begin -->` and `<!-- stream-bench:end -->`.
+
+`--peer`: instead, chatparse against SGLang's gateway parsers (`cargo bench --manifest-path
+peer/Cargo.toml`, results in peer/target/criterion), between `<!-- peer-bench:begin -->` and
+`<!-- peer-bench:end -->`.
 """
 import json
 import pathlib
@@ -22,8 +26,8 @@ SIZES = ["200B", "4KB", "64KB", "1MB"]
 ENGINES = ["floor", "generated", "interpreter", "naive"]
 
 
-def median_ns(group, function):
-    path = CRITERION / group / function / "new" / "estimates.json"
+def median_ns(group, function, criterion=None):
+    path = (criterion or CRITERION) / group / function / "new" / "estimates.json"
     if not path.exists():
         return None
     return json.loads(path.read_text())["median"]["point_estimate"]
@@ -103,9 +107,60 @@ def stream_main():
     replace_block("<!-- stream-bench:begin -->", "<!-- stream-bench:end -->", "\n\n".join(tables))
 
 
+def peer_main():
+    criterion = ROOT / "peer" / "target" / "criterion"
+    pairs = []
+    for d in sorted(criterion.glob("parse_*_tiny")):
+        pairs.append(d.name[len("parse_"):-len("_tiny")])
+    if not pairs:
+        raise SystemExit(f"no results in {criterion}: run cargo bench --manifest-path peer/Cargo.toml")
+    sizes = ["tiny", "one_call", "4KB", "64KB"]
+    head = "| format | " + " | ".join(
+        f"{s}: chatparse / interpreter / peer / ratio" for s in sizes) + " |"
+    lines = [head, "|---|" + "--:|" * len(sizes)]
+    ratios = {s: [] for s in sizes}
+    for name in pairs:
+        cells = []
+        for size in sizes:
+            group = f"parse_{name}_{size}"
+            ours = median_ns(group, "chatparse", criterion)
+            interp = median_ns(group, "interpreter", criterion)
+            peer = median_ns(group, "peer", criterion)
+            r = ratio(ours, peer)
+            if r is not None:
+                ratios[size].append(r)
+            cells.append(f"{fmt_time(ours)} / {fmt_time(interp)} / {fmt_time(peer)} / **{fmt_ratio(r)}**")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    summary = ", ".join(
+        f"{s}: median {fmt_ratio(statistics.median(v))}, worst {fmt_ratio(max(v))}"
+        for s, v in ratios.items() if v)
+    stream = ["| format | one_call: chatparse / peer / ratio | 4KB: chatparse / peer / ratio |",
+              "|---|--:|--:|"]
+    sratios = []
+    for name in pairs:
+        cells = []
+        for size in ["one_call", "4KB"]:
+            group = f"stream_{name}_{size}"
+            ours, peer = median_ns(group, "chatparse", criterion), median_ns(group, "peer", criterion)
+            r = ratio(ours, peer)
+            if r is not None:
+                sratios.append(r)
+            cells.append(f"{fmt_time(ours)} / {fmt_time(peer)} / **{fmt_ratio(r)}**")
+        stream.append(f"| {name} | " + " | ".join(cells) + " |")
+    block = ("Parse, whole message (ratio = chatparse generated / peer; below 1 is faster). "
+             f"{summary}.\n\n" + "\n".join(lines) + "\n\nStreaming, 4-byte chunks, per message "
+             "(ratio = chatparse / peer"
+             + (f"; median {fmt_ratio(statistics.median(sratios))}, worst {fmt_ratio(max(sratios))}" if sratios else "")
+             + ").\n\n" + "\n".join(stream))
+    replace_block("<!-- peer-bench:begin -->", "<!-- peer-bench:end -->", block)
+
+
 def main():
     if "--stream" in sys.argv[1:]:
         stream_main()
+        return
+    if "--peer" in sys.argv[1:]:
+        peer_main()
         return
     reference = {}
     ref_path = INPUTS / "reference.json"
