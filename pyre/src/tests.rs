@@ -569,3 +569,54 @@ fn marker_shortcuts_of_shipped_shapes() {
         assert!(re.marker_shortcut().is_none_or(|(_, strip)| !strip), "{p}");
     }
 }
+
+#[test]
+fn nested_counted_repeats_are_rejected_as_too_costly() {
+    // Issue 21: these passed `check` and then ran for seconds (or minutes) per kilobyte.
+    for p in [r"((?:a{1,1000}){1,1000}b)", r"((?:a{1,100}){1,100}b)"] {
+        let e = PyRegex::new(p).unwrap_err();
+        assert!(e.message.contains("too costly"), "{e}");
+        assert!(e.message.contains(&MAX_EXPANDED_SIZE.to_string()), "{e}");
+        assert!(e.fix.contains("(?:a{1,100})+"), "{e}");
+        assert!(translate(p).is_err());
+    }
+    let size = |p: &str| expanded_size(&parse::parse(p).unwrap().root);
+    assert_eq!(size(r"(?:a{1,100}){1,100}"), 10_000);
+    assert_eq!(size(r"(?:ab){2,5}"), 10);
+    assert_eq!(size(r"(?:a{2,})+"), 6);
+    assert_eq!(size(r"a{2,}b"), 2);
+    // One repeat of one character is one step per character in every engine: a conformance
+    // case (transformers accepts it) needs `^HR:(x{1000,70000})`.
+    assert_eq!(size(r"^HR:(x{1000,70000})"), 5);
+    assert!(PyRegex::new(r"^HR:(x{1000,70000})").is_ok());
+    assert!(PyRegex::new(r"((?:a{1,30}){1,30}b)").is_ok());
+}
+
+#[test]
+fn catastrophic_backtracking_is_a_typed_error_within_the_budget() {
+    // A fuzzer's nested lazy loops (issue 21); the look-ahead keeps the pattern on the
+    // backtrackers. python3 -c "import re; re.search(P, '<think>' + 'ab ' * 12)" takes 4.5 s
+    // (each two more characters double it): no engine can answer this quickly, so it must fail
+    // with the budget, not spin.
+    let p = r"^(?:<think>\s*(?:(?P<thinking>\S(?:.*?\S)??)\s?)*?</think>)?(?=x)";
+    let r = PyRegex::new(p).unwrap();
+    let hay = format!("<think>{}", "ab ".repeat(40));
+    let err = r.search(&hay).unwrap_err();
+    let budget = err.budget.expect("a budget error");
+    assert_eq!(budget.input_len, hay.len());
+    assert_eq!(
+        budget.steps,
+        (FANCY_BACKTRACK_LIMIT + STEPS_PER_BYTE * hay.len()) as u64
+    );
+    assert!(err.message.contains("too costly"), "{err}");
+    // The same on fancy-regex alone (a backreference keeps our backtracker out): its limit
+    // covers the input's length rounded up to 1 KB.
+    let r = PyRegex::with_backtrack_limit(r"^(a|aa)*\1c", 1_000).unwrap();
+    let err = r.search(&format!("{}dc", "a".repeat(40))).unwrap_err();
+    let budget = err.budget.expect("a budget error");
+    assert_eq!(budget.steps, (1_000 + STEPS_PER_BYTE * 1024) as u64);
+    // finditer shares one budget among its searches.
+    let r = PyRegex::new(r"(?:(?=a)b|a)").unwrap();
+    let hay = "a".repeat(5000);
+    assert_eq!(r.find_iter(&hay).count(), 5000);
+}
