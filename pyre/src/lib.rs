@@ -120,9 +120,11 @@ pub struct MatchError {
 ///
 /// Patterns that only a backtracker can run (look-around, backreferences, a `$` in mid-pattern)
 /// get, per `search`/`finditer`/`sub` call on `n` bytes, [`FANCY_BACKTRACK_LIMIT`] `+`
-/// [`STEPS_PER_BYTE`]` * n` steps (fancy-regex: backtracks, with `n` rounded up to a power of
-/// two from 1 KB); patterns the finite automata can run never exceed one (they fall back to the
-/// automata, linear in `n` with [`MAX_EXPANDED_SIZE`] as the bound on states per byte).
+/// [`STEPS_PER_BYTE`]` * n` steps of our backtracker, then (once per call) a fancy-regex search
+/// with as many backtracks (`n` rounded up to a power of two from 1 KB; fancy-regex alone, for
+/// the patterns ours cannot run, gets that limit per search). Patterns the finite automata can
+/// run never exceed one (they fall back to the automata, linear in `n` with
+/// [`MAX_EXPANDED_SIZE`] as the bound on states per byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     /// The steps the search was allowed.
@@ -371,8 +373,17 @@ pub struct FindIter<'r, 'h> {
     done: bool,
     /// Literal positions already found, so successive matches never rescan text.
     cache: ScanCache,
-    /// Backtracking steps left for all the searches of this iteration.
+    /// Backtracking left for all the searches of this iteration.
+    steps: Allowance,
+}
+
+/// What one `search`/`finditer`/`sub` call may still spend on backtracking: our backtracker's
+/// steps, and whether fancy-regex already answered a search it gave up on (it may do so once per
+/// call, within its own limit, so that the call stays linear in the input).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Allowance {
     steps: u64,
+    fancy_fallback_used: bool,
 }
 
 impl<'h> Iterator for FindIter<'_, 'h> {
@@ -597,7 +608,7 @@ impl PyRegex {
 
     /// `re.search(pattern, hay, re.DOTALL)`.
     pub fn search<'h>(&self, hay: &'h str) -> Result<Option<Captures<'h>>, MatchError> {
-        let mut steps = self.backtrack_budget(hay);
+        let mut steps = self.allowance(hay);
         self.search_at(hay, 0, &mut ScanCache::default(), &mut steps)
     }
 
@@ -610,7 +621,7 @@ impl PyRegex {
             must_advance: false,
             done: false,
             cache: ScanCache::default(),
-            steps: self.backtrack_budget(hay),
+            steps: self.allowance(hay),
         }
     }
 
@@ -682,7 +693,7 @@ impl PyRegex {
         hay: &'h str,
         pos: usize,
         cache: &mut ScanCache,
-        steps: &mut u64,
+        steps: &mut Allowance,
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if let Some(answer) = self.prefilter.as_ref().and_then(|p| p.search(hay, pos)) {
             return Ok(answer.map(|spans| Captures { hay, spans }));
@@ -694,15 +705,13 @@ impl PyRegex {
                     .map(|spans| Captures { hay, spans }))
             }
             Strategy::Backtrack { program, fallback } => {
-                // Past its step budget the backtracker gives up, and the finite automata answer;
-                // fancy-regex, a backtracker too, would only spend another budget.
-                match program.search(hay, pos, None, steps) {
-                    Ok(found) => return Ok(found.map(|spans| Captures { hay, spans })),
-                    Err(()) if self.translation.engine == Engine::Fancy => {
-                        return Err(self.too_costly(hay));
-                    }
-                    Err(()) => {}
+                // Past its step budget the backtracker gives up, and the compiled engine answers:
+                // the finite automata, or fancy-regex within its own budget (it answers some
+                // searches ours cannot, e.g. by running a look-ahead's literal first).
+                if let Ok(found) = program.search(hay, pos, None, &mut steps.steps) {
+                    return Ok(found.map(|spans| Captures { hay, spans }));
                 }
+                self.fancy_fallback(hay, steps)?;
                 fallback
             }
             Strategy::Automaton(automaton) => automaton,
@@ -739,11 +748,6 @@ impl PyRegex {
             })
     }
 
-    /// The error of a search that exceeded the backtracking budget for `hay`.
-    fn too_costly(&self, hay: &str) -> MatchError {
-        MatchError::too_costly(self.backtrack_budget(hay), hay.len())
-    }
-
     /// Every match starts with the literal `prefix`: its occurrences, in order, are the only
     /// possible starts, and the first one where an anchored search succeeds is the leftmost
     /// match (with the same groups, since an anchored search prefers exactly as an unanchored one
@@ -777,7 +781,29 @@ impl PyRegex {
     /// `find_iter` or `sub` call. Patterns `main` runs on finite automata (linear time) get a
     /// budget that any linear match stays far below, so that a pattern which backtracks badly
     /// costs little before the automata answer; for patterns only a backtracker can run, the
-    /// budget is the bound on the work (see [`Budget`]).
+    /// budget, then one fancy-regex search within its own limit, bound the work (see [`Budget`]).
+    fn allowance(&self, hay: &str) -> Allowance {
+        Allowance {
+            steps: self.backtrack_budget(hay),
+            fancy_fallback_used: false,
+        }
+    }
+
+    /// Our backtracker gave up: the finite automata answer for free, fancy-regex once per call.
+    fn fancy_fallback(&self, hay: &str, steps: &mut Allowance) -> Result<(), MatchError> {
+        if self.translation.engine == Engine::Fancy {
+            if steps.fancy_fallback_used {
+                return Err(MatchError::too_costly(
+                    self.backtrack_budget(hay),
+                    hay.len(),
+                ));
+            }
+            steps.fancy_fallback_used = true;
+        }
+        Ok(())
+    }
+
+    /// The steps of [`Self::allowance`].
     fn backtrack_budget(&self, hay: &str) -> u64 {
         let len = hay.len() as u64;
         match self.translation.engine {
@@ -793,7 +819,7 @@ impl PyRegex {
         &self,
         hay: &'h str,
         pos: usize,
-        steps: &mut u64,
+        steps: &mut Allowance,
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if !self.translation.can_match_empty {
             return self.search_at(hay, pos, &mut ScanCache::default(), steps);
@@ -806,13 +832,10 @@ impl PyRegex {
             return Ok(None);
         }
         if let Some(program) = self.strategy.backtracker() {
-            match program.search(hay, pos, Some(pos), steps) {
-                Ok(found) => return Ok(found.map(|spans| Captures { hay, spans })),
-                Err(()) if self.translation.engine == Engine::Fancy => {
-                    return Err(self.too_costly(hay));
-                }
-                Err(()) => {}
+            if let Ok(found) = program.search(hay, pos, Some(pos), &mut steps.steps) {
+                return Ok(found.map(|spans| Captures { hay, spans }));
             }
+            self.fancy_fallback(hay, steps)?;
         }
         let rung = engine::matcher::fancy_rung(hay.len());
         let compiled = self.not_empty_at_start[rung].get_or_init(|| {

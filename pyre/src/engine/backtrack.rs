@@ -14,8 +14,8 @@
 //! greedy and lazy repeats (of bodies that always consume, or at most once),
 //! look-ahead and fixed-width look-behind. Anything else (case folding, backreferences,
 //! conditionals, atomic groups, possessive repeats) keeps the other engines. A step budget
-//! turns catastrophic backtracking into a `None` ("gave up") that the caller answers with
-//! another engine.
+//! turns catastrophic backtracking into an `Err(())` ("gave up") that the caller answers with
+//! the finite automata, or reports as too costly when only a backtracker can run the pattern.
 
 use super::charset::{self, CharSet, Item};
 use super::lead::{Cont, GroupCache, Skip};
