@@ -365,7 +365,20 @@ fn read_input(file: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
         let source = file.map_or("standard input".to_owned(), |p| p.display().to_string());
         Failure::new(EXIT_PARSE_ERROR, format!("cannot read {source}: {e}"))
     })?;
+    strip_bom(&mut bytes);
     Ok(bytes)
+}
+
+/// The UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Drops a leading UTF-8 byte order mark: the CLI decodes its files and standard input as
+/// Python's `utf-8-sig` does. The parsers themselves keep a U+FEFF, as transformers does with the
+/// `str` it is given; a BOM is a property of how a file was saved, not of the model output.
+fn strip_bom(bytes: &mut Vec<u8>) {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
 }
 
 fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
@@ -630,12 +643,17 @@ fn transformers_names() -> Vec<String> {
 }
 
 fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| {
-        Failure::new(
-            EXIT_PARSE_ERROR,
-            format!("cannot read the {what} file {}: {e}", path.display()),
-        )
-    })
+    std::fs::read_to_string(path)
+        .map(|text| match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_owned(),
+            None => text,
+        })
+        .map_err(|e| {
+            Failure::new(
+                EXIT_PARSE_ERROR,
+                format!("cannot read the {what} file {}: {e}", path.display()),
+            )
+        })
 }
 
 /// A bad `--tools` file is a bad argument (exit 2), not a parse error of the model output.
@@ -658,6 +676,7 @@ fn read_stdin_chunks(mut feed: impl FnMut(&str) -> Result<(), Failure>) -> Resul
     let mut pending: Vec<u8> = Vec::new();
     // Bytes fed so far: UTF-8 errors report their offset in the whole input, not in one read.
     let mut fed = 0usize;
+    let mut bom_checked = false;
     loop {
         let n = match stdin.read(&mut buf) {
             Ok(0) => break,
@@ -671,6 +690,18 @@ fn read_stdin_chunks(mut feed: impl FnMut(&str) -> Result<(), Failure>) -> Resul
             }
         };
         pending.extend_from_slice(buf.get(..n).unwrap_or_default());
+        if fed == 0 && !bom_checked {
+            // A leading byte order mark is dropped (see `strip_bom`), once enough has arrived to
+            // tell; it still counts in the offsets.
+            if pending.len() < BOM.len() && BOM.starts_with(&pending) {
+                continue;
+            }
+            bom_checked = true;
+            if pending.starts_with(BOM) {
+                pending.drain(..BOM.len());
+                fed = BOM.len();
+            }
+        }
         let valid = match std::str::from_utf8(&pending) {
             Ok(_) => pending.len(),
             Err(e) if e.error_len().is_none() => e.valid_up_to(),

@@ -351,3 +351,31 @@ fn stream_utf8_error_offset_counts_from_the_start() {
     let err = stderr(&o);
     assert!(err.contains("offset 70000"), "{err}");
 }
+
+/// Issue 21: a UTF-8 byte order mark before `<think>` ended up inside the reasoning. transformers
+/// is given a Python `str`; a file saved with a BOM is read as `utf-8-sig` would, so the CLI's
+/// input decoding drops it (whole input, `--jsonl`, `stream`) and the message is the reference's
+/// for the text without it. (The library keeps a U+FEFF it is given, as transformers does.)
+#[test]
+fn a_byte_order_mark_is_dropped_by_the_cli_input_decoding() {
+    let text = std::fs::read(repo_root().join("examples/qwen3/thinking_and_answer.txt")).unwrap();
+    let mut input = b"\xEF\xBB\xBF".to_vec();
+    input.extend_from_slice(&text);
+    let expected = reference_value("qwen3", "thinking_and_answer");
+    let out = chatparse(&["parse", "--schema", "qwen3", "-"], Some(&input));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(same_value(&got, &expected), "{got}");
+    let out = chatparse(&["stream", "--schema", "qwen3"], Some(&input));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = stdout(&out);
+    let message: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert!(same_value(&message, &expected), "{lines}");
+    let line = serde_json::to_string(std::str::from_utf8(&input[3..]).unwrap()).unwrap();
+    let mut jsonl = b"\xEF\xBB\xBF".to_vec();
+    jsonl.extend_from_slice(line.as_bytes());
+    let out = chatparse(&["parse", "--schema", "qwen3", "--jsonl"], Some(&jsonl));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(same_value(&got, &expected), "{got}");
+}

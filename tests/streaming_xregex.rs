@@ -257,7 +257,7 @@ fn streamed_message_equals_one_shot_on_delimiter_soups() {
         let path = repo_root().join(format!("schemas/{name}.json"));
         let text = std::fs::read_to_string(&path).unwrap();
         let schema = Schema::from_path(&path).unwrap();
-        let plan = XRegexPlan::new(Schema::from_path(&path).unwrap()).unwrap();
+        let plan = XRegexPlan::new(&schema).unwrap();
         let mut atoms = delimiters(&text);
         // Pieces of delimiters too, so prefixes of them end chunks and inputs.
         let halves: Vec<String> = atoms
@@ -384,4 +384,24 @@ fn a_final_newline_is_held_back_for_dollar() {
             value: "hi".into()
         }]
     );
+}
+
+/// Issue 21 (first-hour stumbles): a `Schema` is `Clone` and a plan is made from `&Schema`, so
+/// one load serves whole-output parses, a streaming plan and other threads.
+#[test]
+fn one_loaded_schema_parses_streams_and_clones() {
+    let path = repo_root().join("schemas/gpt_oss.json");
+    let schema = Schema::from_path(&path).unwrap();
+    let plan = XRegexPlan::new(&schema).unwrap();
+    let clone = schema.clone();
+    let input = "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Hi.<|return|>";
+    let mut parser = XRegexStreamParser::new(&plan);
+    parser.feed(input).unwrap();
+    let (streamed, _) = parser.finish().unwrap();
+    let whole = schema.parse(input).unwrap();
+    assert_eq!(streamed, whole);
+    let from_thread = std::thread::spawn(move || clone.parse(input).unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(from_thread, whole);
 }

@@ -49,8 +49,9 @@ pub mod unicode;
 
 use once_cell::sync::OnceCell;
 
-pub use engine::matcher::FANCY_BACKTRACK_LIMIT;
+pub use engine::matcher::{FANCY_BACKTRACK_LIMIT, STEPS_PER_BYTE};
 pub use syntax::emit::DollarFixup;
+pub use syntax::{expanded_size, MAX_EXPANDED_SIZE};
 
 use engine::literal::ScanCache;
 use engine::matcher::Compiled;
@@ -104,11 +105,46 @@ impl std::fmt::Display for RegexError {
 
 impl std::error::Error for RegexError {}
 
-/// A runtime failure of a matcher (e.g. the backtracking limit of fancy-regex).
+/// A runtime failure of a matcher: the search exceeded its step budget (see [`Budget`]), or an
+/// engine failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatchError {
     /// What failed; the input that triggered it is not included.
     pub message: String,
+    /// Set when the search stopped because it would have taken more steps than the input's
+    /// budget allows: the pattern is too costly for this input (catastrophic backtracking).
+    pub budget: Option<Budget>,
+}
+
+/// The step budget a search exceeded.
+///
+/// Patterns that only a backtracker can run (look-around, backreferences, a `$` in mid-pattern)
+/// get, per `search`/`finditer`/`sub` call on `n` bytes, [`FANCY_BACKTRACK_LIMIT`] `+`
+/// [`STEPS_PER_BYTE`]` * n` steps of our backtracker, then (once per call) a fancy-regex search
+/// with as many backtracks (`n` rounded up to a power of two from 1 KB; fancy-regex alone, for
+/// the patterns ours cannot run, gets that limit per search). Patterns the finite automata can
+/// run never exceed one (they fall back to the automata, linear in `n` with
+/// [`MAX_EXPANDED_SIZE`] as the bound on states per byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// The steps the search was allowed.
+    pub steps: u64,
+    /// The input's length in bytes.
+    pub input_len: usize,
+}
+
+impl MatchError {
+    pub(crate) fn too_costly(steps: u64, input_len: usize) -> Self {
+        MatchError {
+            message: format!(
+                "the pattern is too costly for this input: the search needed more than {steps} \
+                 backtracking steps on {input_len} bytes (nested or adjacent repeats that can \
+                 match the same text backtrack exponentially; make them unambiguous, e.g. \
+                 (?:\\S(?:.*?\\S)??)?? instead of a repeated group of such loops)"
+            ),
+            budget: Some(Budget { steps, input_len }),
+        }
+    }
 }
 
 impl std::fmt::Display for MatchError {
@@ -171,8 +207,13 @@ pub struct PyRegex {
     /// The answer without any engine when the text holds none of the pattern's markers
     /// (`engine/prefilter.rs`).
     prefilter: Option<engine::prefilter::Prefilter>,
-    /// `(?:P)(?!\G)` on fancy-regex, for the search after an empty match; built on first use.
-    not_empty_at_start: OnceCell<Result<Compiled, RegexError>>,
+    /// `(?:P)(?!\G)` on fancy-regex, for the search after an empty match; one per budget rung
+    /// (see `engine::matcher::fancy_rung`), each built on first use.
+    not_empty_at_start: Vec<OnceCell<Result<Compiled, RegexError>>>,
+    /// `main` with the larger budgets of rungs 1.. when it runs on fancy-regex (built on first
+    /// use; `main` itself has rung 0's).
+    fancy_rungs: Vec<OnceCell<Result<Compiled, RegexError>>>,
+    /// The fixed part of the backtracking budgets ([`FANCY_BACKTRACK_LIMIT`] but in tests).
     backtrack_limit: usize,
 }
 
@@ -332,6 +373,17 @@ pub struct FindIter<'r, 'h> {
     done: bool,
     /// Literal positions already found, so successive matches never rescan text.
     cache: ScanCache,
+    /// Backtracking left for all the searches of this iteration.
+    steps: Allowance,
+}
+
+/// What one `search`/`finditer`/`sub` call may still spend on backtracking: our backtracker's
+/// steps, and whether fancy-regex already answered a search it gave up on (it may do so once per
+/// call, within its own limit, so that the call stays linear in the input).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Allowance {
+    steps: u64,
+    fancy_fallback_used: bool,
 }
 
 impl<'h> Iterator for FindIter<'_, 'h> {
@@ -342,9 +394,11 @@ impl<'h> Iterator for FindIter<'_, 'h> {
             return None;
         }
         let found = if self.must_advance {
-            self.regex.search_not_empty_at(self.hay, self.pos)
+            self.regex
+                .search_not_empty_at(self.hay, self.pos, &mut self.steps)
         } else {
-            self.regex.search_at(self.hay, self.pos, &mut self.cache)
+            self.regex
+                .search_at(self.hay, self.pos, &mut self.cache, &mut self.steps)
         };
         match found {
             Ok(Some(caps)) => {
@@ -371,8 +425,8 @@ impl PyRegex {
         Self::with_backtrack_limit(python_pattern, FANCY_BACKTRACK_LIMIT)
     }
 
-    /// Like [`PyRegex::new`] with another fancy-regex backtracking budget (tests use a small
-    /// one to reach [`MatchError`] quickly).
+    /// Like [`PyRegex::new`] with another fixed part of the backtracking budget (tests use a
+    /// small one to reach [`MatchError`] quickly).
     pub(crate) fn with_backtrack_limit(
         python_pattern: &str,
         backtrack_limit: usize,
@@ -383,7 +437,7 @@ impl PyRegex {
         let main = Compiled::new(
             &translation.rust_pattern,
             translation.engine,
-            backtrack_limit,
+            engine::matcher::fancy_limit(backtrack_limit, 0),
         )?;
         let strategy = Strategy::choose(&ast, &translation);
         let prefilter = strategy.prefilter(&ast);
@@ -394,7 +448,12 @@ impl PyRegex {
             ast,
             main,
             strategy,
-            not_empty_at_start: OnceCell::new(),
+            not_empty_at_start: (0..engine::matcher::FANCY_RUNGS)
+                .map(|_| OnceCell::new())
+                .collect(),
+            fancy_rungs: (1..engine::matcher::FANCY_RUNGS)
+                .map(|_| OnceCell::new())
+                .collect(),
             backtrack_limit,
         })
     }
@@ -549,7 +608,8 @@ impl PyRegex {
 
     /// `re.search(pattern, hay, re.DOTALL)`.
     pub fn search<'h>(&self, hay: &'h str) -> Result<Option<Captures<'h>>, MatchError> {
-        self.search_at(hay, 0, &mut ScanCache::default())
+        let mut steps = self.allowance(hay);
+        self.search_at(hay, 0, &mut ScanCache::default(), &mut steps)
     }
 
     /// `re.finditer(pattern, hay, re.DOTALL)`, Python 3.7+ empty-match rules.
@@ -561,6 +621,7 @@ impl PyRegex {
             must_advance: false,
             done: false,
             cache: ScanCache::default(),
+            steps: self.allowance(hay),
         }
     }
 
@@ -632,6 +693,7 @@ impl PyRegex {
         hay: &'h str,
         pos: usize,
         cache: &mut ScanCache,
+        steps: &mut Allowance,
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if let Some(answer) = self.prefilter.as_ref().and_then(|p| p.search(hay, pos)) {
             return Ok(answer.map(|spans| Captures { hay, spans }));
@@ -643,10 +705,13 @@ impl PyRegex {
                     .map(|spans| Captures { hay, spans }))
             }
             Strategy::Backtrack { program, fallback } => {
-                // Past its step budget the backtracker gives up, and the engine answers.
-                if let Ok(found) = program.search(hay, pos, None, self.backtrack_budget(hay)) {
+                // Past its step budget the backtracker gives up, and the compiled engine answers:
+                // the finite automata, or fancy-regex within its own budget (it answers some
+                // searches ours cannot, e.g. by running a look-ahead's literal first).
+                if let Ok(found) = program.search(hay, pos, None, &mut steps.steps) {
                     return Ok(found.map(|spans| Captures { hay, spans }));
                 }
+                self.fancy_fallback(hay, steps)?;
                 fallback
             }
             Strategy::Automaton(automaton) => automaton,
@@ -656,10 +721,31 @@ impl PyRegex {
                 .prefixed_search(prefix, hay, pos)
                 .map(|raw| self.python_captures(hay, &raw)));
         }
-        let Some(raw) = self.main.captures_at(hay, pos)? else {
+        let Some(raw) = self.fancy_for(hay.len())?.captures_at(hay, pos)? else {
             return Ok(None);
         };
         Ok(Some(self.python_captures(hay, &raw)))
+    }
+
+    /// `main`, or on fancy-regex the variant whose backtrack limit covers `len` bytes.
+    fn fancy_for(&self, len: usize) -> Result<&Compiled, MatchError> {
+        let rung = engine::matcher::fancy_rung(len);
+        if rung == 0 || !matches!(self.main, Compiled::Fancy(..)) {
+            return Ok(&self.main);
+        }
+        self.fancy_rungs[rung - 1]
+            .get_or_init(|| {
+                Compiled::new(
+                    &self.translation.rust_pattern,
+                    Engine::Fancy,
+                    engine::matcher::fancy_limit(self.backtrack_limit, rung),
+                )
+            })
+            .as_ref()
+            .map_err(|e| MatchError {
+                message: format!("cannot build the search for a longer input: {}", e.message),
+                budget: None,
+            })
     }
 
     /// Every match starts with the literal `prefix`: its occurrences, in order, are the only
@@ -673,9 +759,17 @@ impl PyRegex {
         hay: &str,
         pos: usize,
     ) -> Option<Spans> {
+        // Each anchored search may scan to the end of the text: once they have been charged
+        // eight passes over it, one unanchored search (linear) finishes the job.
+        let mut allowance = (hay.len() - pos.min(hay.len())).saturating_mul(8) + 4096;
         let mut from = pos;
         loop {
             let at = from + prefix.find(hay.as_bytes().get(from..)?)?;
+            let charge = hay.len() - at + 1;
+            if charge > allowance {
+                return self.main.captures_at(hay, at).ok()?;
+            }
+            allowance -= charge;
             if let Some(found) = self.main.captures_anchored_at(hay, at)? {
                 return Some(found);
             }
@@ -683,15 +777,39 @@ impl PyRegex {
         }
     }
 
-    /// Steps the backtracking matcher may take before handing a search to `main`. Patterns
-    /// `main` runs on finite automata (linear time) get a budget that any linear match stays far
-    /// below, so that a pattern which backtracks badly costs little before the automata answer;
-    /// for fancy-regex, itself a backtracker, the budget is large.
+    /// Steps the backtracking matcher may take over all the searches of one `search`,
+    /// `find_iter` or `sub` call. Patterns `main` runs on finite automata (linear time) get a
+    /// budget that any linear match stays far below, so that a pattern which backtracks badly
+    /// costs little before the automata answer; for patterns only a backtracker can run, the
+    /// budget, then one fancy-regex search within its own limit, bound the work (see [`Budget`]).
+    fn allowance(&self, hay: &str) -> Allowance {
+        Allowance {
+            steps: self.backtrack_budget(hay),
+            fancy_fallback_used: false,
+        }
+    }
+
+    /// Our backtracker gave up: the finite automata answer for free, fancy-regex once per call.
+    fn fancy_fallback(&self, hay: &str, steps: &mut Allowance) -> Result<(), MatchError> {
+        if self.translation.engine == Engine::Fancy {
+            if steps.fancy_fallback_used {
+                return Err(MatchError::too_costly(
+                    self.backtrack_budget(hay),
+                    hay.len(),
+                ));
+            }
+            steps.fancy_fallback_used = true;
+        }
+        Ok(())
+    }
+
+    /// The steps of [`Self::allowance`].
     fn backtrack_budget(&self, hay: &str) -> u64 {
         let len = hay.len() as u64;
         match self.translation.engine {
             Engine::Regex => 100_000 + 64 * len,
-            Engine::Fancy => 50_000_000 + 1_000 * len,
+            Engine::Fancy => (self.backtrack_limit as u64)
+                .saturating_add((STEPS_PER_BYTE as u64).saturating_mul(len)),
         }
     }
 
@@ -701,9 +819,10 @@ impl PyRegex {
         &self,
         hay: &'h str,
         pos: usize,
+        steps: &mut Allowance,
     ) -> Result<Option<Captures<'h>>, MatchError> {
         if !self.translation.can_match_empty {
-            return self.search_at(hay, pos, &mut ScanCache::default());
+            return self.search_at(hay, pos, &mut ScanCache::default(), steps);
         }
         if self
             .prefilter
@@ -713,20 +832,24 @@ impl PyRegex {
             return Ok(None);
         }
         if let Some(program) = self.strategy.backtracker() {
-            if let Ok(found) = program.search(hay, pos, Some(pos), self.backtrack_budget(hay)) {
+            if let Ok(found) = program.search(hay, pos, Some(pos), &mut steps.steps) {
                 return Ok(found.map(|spans| Captures { hay, spans }));
             }
+            self.fancy_fallback(hay, steps)?;
         }
-        let compiled = self.not_empty_at_start.get_or_init(|| {
+        let rung = engine::matcher::fancy_rung(hay.len());
+        let compiled = self.not_empty_at_start[rung].get_or_init(|| {
             let emitted = emit::emit(&self.ast, Engine::Fancy);
             let pattern = format!("(?:{})(?!\\G)", emitted.pattern);
-            Compiled::new(&pattern, Engine::Fancy, self.backtrack_limit)
+            let limit = engine::matcher::fancy_limit(self.backtrack_limit, rung);
+            Compiled::new(&pattern, Engine::Fancy, limit)
         });
         let compiled = compiled.as_ref().map_err(|e| MatchError {
             message: format!(
                 "cannot build the search after an empty match: {}",
                 e.message
             ),
+            budget: None,
         })?;
         let Some(raw) = compiled.captures_at(hay, pos)? else {
             return Ok(None);

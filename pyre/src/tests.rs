@@ -569,3 +569,57 @@ fn marker_shortcuts_of_shipped_shapes() {
         assert!(re.marker_shortcut().is_none_or(|(_, strip)| !strip), "{p}");
     }
 }
+
+#[test]
+fn nested_counted_repeats_are_rejected_as_too_costly() {
+    // Issue 21: these passed `check` and then ran for seconds (or minutes) per kilobyte.
+    for p in [r"((?:a{1,1000}){1,1000}b)", r"((?:a{1,100}){1,100}b)"] {
+        let e = PyRegex::new(p).unwrap_err();
+        assert!(e.message.contains("too costly"), "{e}");
+        assert!(e.message.contains(&MAX_EXPANDED_SIZE.to_string()), "{e}");
+        assert!(e.fix.contains("(?:a{1,100})+"), "{e}");
+        assert!(translate(p).is_err());
+    }
+    let size = |p: &str| expanded_size(&parse::parse(p).unwrap().root);
+    assert_eq!(size(r"(?:a{1,100}){1,100}"), 10_000);
+    assert_eq!(size(r"(?:ab){2,5}"), 10);
+    assert_eq!(size(r"(?:a{2,})+"), 6);
+    assert_eq!(size(r"a{2,}b"), 2);
+    // One repeat of one character is one step per character in every engine: a conformance
+    // case (transformers accepts it) needs `^HR:(x{1000,70000})`.
+    assert_eq!(size(r"^HR:(x{1000,70000})"), 5);
+    assert!(PyRegex::new(r"^HR:(x{1000,70000})").is_ok());
+    assert!(PyRegex::new(r"((?:a{1,30}){1,30}b)").is_ok());
+}
+
+#[test]
+fn catastrophic_backtracking_is_a_typed_error_within_the_budget() {
+    // Nested repeats that split a run of `a` every possible way, with a look-ahead inside, which
+    // keeps the pattern on the backtrackers (issue 21). python3: re.search(P, 'a' * 22) takes
+    // 0.3 s, each further `a` doubles it: the search must fail within the budget, not spin.
+    let p = r"^(?:(?=a)a+)+b";
+    let r = PyRegex::new(p).unwrap();
+    let hay = "a".repeat(60);
+    let err = r.search(&hay).unwrap_err();
+    let budget = err.budget.expect("a budget error");
+    assert_eq!(budget.input_len, hay.len());
+    // Our backtracker's budget ran out, then fancy-regex's (its limit for inputs up to 1 KB).
+    // (A fuzzer's nested lazy loops, `^(?:<think>\s*(?:(\S(?:.*?\S)??)\s?)*?</think>)?(?=x)`
+    // on '<think>' + 'ab ' * 40 — 4.5 s in python3 at 'ab ' * 12 — exceed ours, and fancy-regex
+    // then answers: no match, as Python would.)
+    assert_eq!(
+        budget.steps,
+        (FANCY_BACKTRACK_LIMIT + STEPS_PER_BYTE * 1024) as u64
+    );
+    assert!(err.message.contains("too costly"), "{err}");
+    // The same on fancy-regex alone (a backreference keeps our backtracker out): its limit
+    // covers the input's length rounded up to 1 KB.
+    let r = PyRegex::with_backtrack_limit(r"^(a|aa)*\1c", 1_000).unwrap();
+    let err = r.search(&format!("{}dc", "a".repeat(40))).unwrap_err();
+    let budget = err.budget.expect("a budget error");
+    assert_eq!(budget.steps, (1_000 + STEPS_PER_BYTE * 1024) as u64);
+    // finditer shares one budget among its searches.
+    let r = PyRegex::new(r"(?:(?=a)b|a)").unwrap();
+    let hay = "a".repeat(5000);
+    assert_eq!(r.find_iter(&hay).count(), 5000);
+}

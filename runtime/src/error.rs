@@ -88,8 +88,17 @@ pub enum ParseErrorKind {
     Json(JsonError),
     /// The JMESPath `transform` failed at run time (e.g. a function got the wrong type).
     Transform(String),
-    /// A regex engine gave up (e.g. the backtracking limit of a look-around pattern).
+    /// A regex engine failed for a reason other than its step budget.
     Regex(String),
+    /// The node's regex would take more steps on this input than its budget allows (see
+    /// [`chatparse_pyre::Budget`](crate::pyre::Budget)): the pattern backtracks catastrophically
+    /// here. The search stopped after `steps` steps on `input_len` bytes.
+    RegexTooCostly {
+        /// The budget the search exceeded.
+        steps: u64,
+        /// The searched text's length in bytes.
+        input_len: usize,
+    },
     /// The value has a type this node cannot take.
     UnexpectedType {
         /// What the node accepts, e.g. `"a dict or str"`.
@@ -148,6 +157,13 @@ impl fmt::Display for ParseErrorKind {
             Self::Json(e) => write!(f, "content is not valid JSON: {e}"),
             Self::Transform(e) => write!(f, "transform failed: {e}"),
             Self::Regex(e) => write!(f, "regex engine failed: {e}"),
+            Self::RegexTooCostly { steps, input_len } => write!(
+                f,
+                "the regex is too costly for this input: the search needed more than {steps} \
+                 backtracking steps on {input_len} bytes (fix: make nested or adjacent repeats \
+                 that can match the same text unambiguous, e.g. an optional (?:\\S(?:.*?\\S)??)?? \
+                 instead of a repeated group of lazy loops)"
+            ),
             Self::UnexpectedType { expected, found } => {
                 write!(f, "expected {expected}, got a {found}")
             }
@@ -203,6 +219,13 @@ impl ParseError {
     }
 
     pub(crate) fn regex(pointer: &str, e: MatchError) -> Self {
-        Self::new(pointer, ParseErrorKind::Regex(e.message))
+        let kind = match e.budget {
+            Some(budget) => ParseErrorKind::RegexTooCostly {
+                steps: budget.steps,
+                input_len: budget.input_len,
+            },
+            None => ParseErrorKind::Regex(e.message),
+        };
+        Self::new(pointer, kind)
     }
 }

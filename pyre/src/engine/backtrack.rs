@@ -14,8 +14,8 @@
 //! greedy and lazy repeats (of bodies that always consume, or at most once),
 //! look-ahead and fixed-width look-behind. Anything else (case folding, backreferences,
 //! conditionals, atomic groups, possessive repeats) keeps the other engines. A step budget
-//! turns catastrophic backtracking into a `None` ("gave up") that the caller answers with
-//! another engine.
+//! turns catastrophic backtracking into an `Err(())` ("gave up") that the caller answers with
+//! the finite automata, or reports as too costly when only a backtracker can run the pattern.
 
 use super::charset::{self, CharSet, Item};
 use super::lead::{Cont, GroupCache, Skip};
@@ -501,13 +501,14 @@ impl Program {
 
     /// `pattern.search(hay, pos)`: the leftmost match starting at or after `pos`, with Python's
     /// groups; with `not_empty_at = Some(pos)`, an empty match at `pos` is passed over.
-    /// `Err(())` when more than `budget` steps were needed (the caller asks another engine).
+    /// Every step taken is subtracted from `budget`; `Err(())` when it ran out (the caller asks
+    /// another engine or reports the pattern as too costly).
     pub(crate) fn search(
         &self,
         hay: &str,
         pos: usize,
         not_empty_at: Option<usize>,
-        budget: u64,
+        budget: &mut u64,
     ) -> Result<Option<Spans>, ()> {
         if pos > hay.len() {
             return Ok(None);
@@ -522,11 +523,12 @@ impl Program {
             hay,
             slots: std::mem::take(&mut scratch.slots),
             caches: std::mem::take(&mut scratch.caches),
-            budget,
+            budget: *budget,
             not_empty_at,
             pool: std::mem::take(&mut scratch.pool),
         };
         let found = run.search_from(pos);
+        *budget = run.budget;
         scratch.slots = run.slots;
         scratch.caches = run.caches;
         scratch.pool = run.pool;

@@ -6,9 +6,37 @@ use regex_automata::{meta, Anchored, Input};
 use super::spans::Spans;
 use crate::{Engine, MatchError, RegexError};
 
-/// Backtracking budget for fancy-regex: far above anything a sane schema needs on a 64 KB
-/// input, while still turning catastrophic patterns into a [`MatchError`] instead of a hang.
-pub const FANCY_BACKTRACK_LIMIT: usize = 50_000_000;
+/// The fixed part of every backtracking budget (steps of our backtracker, backtracks of
+/// fancy-regex) on patterns that only a backtracker can run: what a search may spend on any
+/// input, however short. See [`STEPS_PER_BYTE`] for the part that grows with the input.
+pub const FANCY_BACKTRACK_LIMIT: usize = 1_000_000;
+
+/// The backtracking budget's growth per input byte (see [`FANCY_BACKTRACK_LIMIT`]): a search of
+/// `n` bytes on a pattern only a backtracker can run stops after
+/// `FANCY_BACKTRACK_LIMIT + STEPS_PER_BYTE * n` steps with a [`MatchError`] whose
+/// [`MatchError::budget`] is set. Linear patterns need a few steps per byte.
+pub const STEPS_PER_BYTE: usize = 1_000;
+
+/// Inputs up to this many bytes share the smallest fancy-regex budget; each doubling of the
+/// input above it gets a fancy-regex compiled with a doubled budget (built on first use).
+pub(crate) const FANCY_RUNG_BYTES: usize = 1 << 10;
+
+/// Fancy-regex variants: rung `k` covers inputs up to `FANCY_RUNG_BYTES << k` bytes.
+pub(crate) const FANCY_RUNGS: usize = 48;
+
+/// The rung whose budget covers an input of `len` bytes.
+pub(crate) fn fancy_rung(len: usize) -> usize {
+    let mut k = 0;
+    while k + 1 < FANCY_RUNGS && (FANCY_RUNG_BYTES << k) < len {
+        k += 1;
+    }
+    k
+}
+
+/// fancy-regex's backtrack limit on rung `k`, from the budget's fixed part `base`.
+pub(crate) fn fancy_limit(base: usize, k: usize) -> usize {
+    base.saturating_add(STEPS_PER_BYTE.saturating_mul(FANCY_RUNG_BYTES << k))
+}
 
 /// Compiled-program size limit for both engines (the large Unicode classes need room).
 const SIZE_LIMIT: usize = 256 << 20;
@@ -20,7 +48,8 @@ const STACK_SLOTS: usize = 16;
 #[derive(Debug)]
 pub(crate) enum Compiled {
     Regex(meta::Regex),
-    Fancy(fancy_regex::Regex),
+    /// The backtracker and its backtrack limit.
+    Fancy(fancy_regex::Regex, usize),
 }
 
 impl Compiled {
@@ -46,7 +75,7 @@ impl Compiled {
                 .delegate_size_limit(SIZE_LIMIT)
                 .delegate_dfa_size_limit(SIZE_LIMIT)
                 .build()
-                .map(Compiled::Fancy)
+                .map(|re| Compiled::Fancy(re, backtrack_limit))
                 .map_err(|e| compile_error(&e.to_string())),
         }
     }
@@ -59,7 +88,7 @@ impl Compiled {
                 re,
                 &Input::new(hay).range(at..).anchored(Anchored::Yes),
             )),
-            Compiled::Fancy(_) => None,
+            Compiled::Fancy(..) => None,
         }
     }
 
@@ -91,7 +120,7 @@ impl Compiled {
         }
         match self {
             Compiled::Regex(re) => Ok(Self::regex_slots(re, &Input::new(hay).range(start..))),
-            Compiled::Fancy(re) => match re.captures_from_pos(hay, start) {
+            Compiled::Fancy(re, limit) => match re.captures_from_pos(hay, start) {
                 Ok(Some(caps)) => {
                     let mut spans = Spans::new(caps.len());
                     for (i, m) in caps.iter().enumerate() {
@@ -100,8 +129,12 @@ impl Compiled {
                     Ok(Some(spans))
                 }
                 Ok(None) => Ok(None),
+                Err(fancy_regex::Error::RuntimeError(
+                    fancy_regex::RuntimeError::BacktrackLimitExceeded,
+                )) => Err(MatchError::too_costly(*limit as u64, hay.len())),
                 Err(e) => Err(MatchError {
                     message: format!("regex matching failed: {e}"),
+                    budget: None,
                 }),
             },
         }

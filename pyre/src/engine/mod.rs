@@ -31,7 +31,8 @@ pub(crate) enum Strategy {
     /// literal or `$` closers. Exact on every input, so it never falls back.
     Substring(LiteralPlan),
     /// Our backtracker with substring-search skips through lazy loops, for patterns the engine
-    /// would run on fancy-regex's VM or scan slowly; past its step budget, `fallback` answers.
+    /// would run on fancy-regex's VM or scan slowly; past its step budget, `fallback` answers on
+    /// the `regex` engine, and on fancy-regex the search fails as too costly.
     Backtrack {
         program: Program,
         fallback: Automaton,

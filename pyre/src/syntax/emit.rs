@@ -234,7 +234,80 @@ fn order(node: &Node, widths: &[Width]) -> Order {
 
 /// Rejects what would translate but not behave like Python.
 pub(crate) fn check_supported(ast: &Ast) -> Result<(), RegexError> {
-    check_node(&ast.root, &ast.group_widths)
+    check_node(&ast.root, &ast.group_widths)?;
+    check_size(&ast.root)
+}
+
+/// The largest [`expanded_size`] a pattern may have. A search's cost grows with it: the finite
+/// automata step through up to that many states per input character, and the backtracking
+/// engines unroll counted repeats into that many instructions. Nested counted repeats multiply
+/// (`(?:a{1,100}){1,100}` is 10,000 positions, and took seconds on 3 KB), so a pattern past this
+/// limit is rejected rather than left to run. The shipped schemas stay below 200.
+pub const MAX_EXPANDED_SIZE: u64 = 1_000;
+
+/// The number of positions (characters, classes, assertions, backreferences) a pattern has once
+/// every counted repeat inside another repeat or of a compound body is written out: `(?:ab){2,5}`
+/// is 10, `(?:a{2,})+` is 6 (three copies, twice), `(?:a{1,100}){1,100}` is 10,000. A repeat of a single character or
+/// class outside any other repeat (`x{1000,70000}`) counts 1, as it is one step per character in
+/// every engine (`sre`'s `REPEAT_ONE`, a counter in the automata's single thread per start).
+/// Saturates at `u64::MAX`.
+pub fn expanded_size(node: &Node) -> u64 {
+    size_of(node, false)
+}
+
+fn size_of(node: &Node, in_repeat: bool) -> u64 {
+    match node {
+        Node::Empty => 0,
+        Node::Char { .. }
+        | Node::Any { .. }
+        | Node::Class(_)
+        | Node::Assert(_)
+        | Node::Backref { .. } => 1,
+        Node::Group { node, .. } | Node::Atomic(node) | Node::Look { node, .. } => {
+            size_of(node, in_repeat)
+        }
+        Node::Concat(nodes) | Node::Alt(nodes) => nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.saturating_add(size_of(n, in_repeat))),
+        Node::Repeat { node, min, max, .. } => {
+            let single = matches!(
+                node.as_ref(),
+                Node::Char { .. } | Node::Any { .. } | Node::Class(_)
+            );
+            if single && !in_repeat {
+                return 1;
+            }
+            let copies = match max {
+                Some(m) => u64::from(*m).max(1),
+                None => u64::from(*min).saturating_add(1),
+            };
+            size_of(node, true).saturating_mul(copies)
+        }
+        Node::Cond { yes, no, .. } => size_of(yes, in_repeat)
+            .saturating_add(no.as_deref().map_or(0, |n| size_of(n, in_repeat))),
+    }
+}
+
+fn check_size(root: &Node) -> Result<(), RegexError> {
+    let size = expanded_size(root);
+    if size <= MAX_EXPANDED_SIZE {
+        return Ok(());
+    }
+    Err(RegexError::new(
+        format!(
+            "the pattern is too costly: its counted repeats expand to {} positions \
+             (at most {MAX_EXPANDED_SIZE}), and every search would step through them for each \
+             input character",
+            if size == u64::MAX {
+                "more than 10^19".to_owned()
+            } else {
+                size.to_string()
+            }
+        ),
+        "lower the repetition counts, or use an unbounded repeat where the count does not \
+         matter: (?:a{1,100})+ or a+ instead of (?:a{1,100}){1,100}",
+        None,
+    ))
 }
 
 fn check_node(node: &Node, widths: &[Width]) -> Result<(), RegexError> {

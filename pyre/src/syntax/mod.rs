@@ -8,6 +8,7 @@
 
 pub mod ast;
 pub(crate) mod emit;
+pub use emit::{expanded_size, MAX_EXPANDED_SIZE};
 pub(crate) mod parse;
 pub(crate) mod replacement;
 

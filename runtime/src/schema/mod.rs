@@ -11,12 +11,14 @@ mod load;
 pub mod stream;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::diag;
 use crate::error::SchemaError;
 use crate::jmespath::Expression;
+
 use crate::pyre::{PyRegex, Replacement};
 
 pub use crate::pointer::escape_pointer_token;
@@ -25,9 +27,12 @@ pub use load::MAX_ARRAY_NESTING;
 /// A validated response schema, ready to parse model output.
 ///
 /// Loading validates the whole schema and reports every problem at once (see [`SchemaError`]).
-#[derive(Debug)]
+///
+/// Cloning is cheap: the compiled model (regexes included) is shared, so one loaded schema can
+/// serve a one-shot parser, a streaming plan (`XRegexPlan::new(&schema)`) and other threads.
+#[derive(Debug, Clone)]
 pub struct Schema {
-    root: Node,
+    root: Arc<Node>,
     source_name: String,
     value: Value,
 }
@@ -68,7 +73,7 @@ impl Schema {
     pub fn from_value_named(value: Value, source_name: &str) -> Result<Self, SchemaError> {
         let root = load::load(&value, source_name)?;
         Ok(Self {
-            root,
+            root: Arc::new(root),
             source_name: source_name.to_owned(),
             value,
         })
@@ -127,7 +132,15 @@ impl Schema {
                 Items::Prefix(nodes) => nodes.iter_mut().for_each(walk),
             }
         }
-        walk(&mut self.root);
+        walk(Arc::get_mut(&mut self.root).expect("disable_fast_paths before cloning the schema"));
+    }
+}
+
+impl From<&Schema> for Schema {
+    /// A clone (cheap: the compiled model is shared), so that APIs taking a `Schema` by value,
+    /// such as `XRegexPlan::new`, also take `&Schema`.
+    fn from(schema: &Schema) -> Self {
+        schema.clone()
     }
 }
 

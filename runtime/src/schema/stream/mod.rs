@@ -27,7 +27,8 @@
 //!     "thinking": {"type": "string", "x-regex": "<think>(.*?)(?:</think>|$)"},
 //!     "content": {"type": "string", "x-regex": "<answer>(.*?)(?:</answer>|$)"}
 //! }}"#)?;
-//! let plan = XRegexPlan::new(schema).map_err(|e| e.to_string())?;
+//! // The same loaded schema streams and parses whole outputs.
+//! let plan = XRegexPlan::new(&schema).map_err(|e| e.to_string())?;
 //! let mut parser = XRegexStreamParser::new(&plan);
 //! let mut thinking = String::new();
 //! for chunk in ["<think>Let me", " see.</th", "ink><answer>4"] {
@@ -40,6 +41,7 @@
 //! let (message, _) = parser.finish()?;
 //! assert_eq!(thinking, "Let me see.");
 //! assert_eq!(message, serde_json::json!({"role": "assistant", "thinking": "Let me see.", "content": "4"}));
+//! assert_eq!(schema.parse("<think>Let me see.</think><answer>4")?, message);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -169,9 +171,10 @@ pub struct XRegexPlan {
 
 impl XRegexPlan {
     /// Checks that `schema` can stream and prepares its scanners; otherwise says where and why
-    /// it cannot.
-    pub fn new(schema: Schema) -> Result<Self, Box<NotStreamable>> {
-        Self::try_new(schema).map_err(|refused| refused.why)
+    /// it cannot. Takes a [`Schema`] or a `&Schema` (a cheap clone that shares the compiled
+    /// model), so the schema that parses whole outputs also streams without loading it twice.
+    pub fn new(schema: impl Into<Schema>) -> Result<Self, Box<NotStreamable>> {
+        Self::try_new(schema.into()).map_err(|refused| refused.why)
     }
 
     /// Like [`XRegexPlan::new`], giving the schema back when it cannot stream.
