@@ -16,7 +16,6 @@
 
 use std::hint::black_box;
 
-use chatparse::runtime::stream::MessageStream;
 use chatparse_peer::{chunks, tools, tools_json, Pair, Peer, PAIRS};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
