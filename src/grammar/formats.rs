@@ -25,6 +25,8 @@ pub struct Built {
     pub calls: Vec<CallShape>,
     /// The end-of-turn tokens (not part of the grammar).
     pub end_tokens: Vec<String>,
+    /// An example of the calls part, for the format instruction, when there is no `calls-root`.
+    pub example: Option<Node>,
     /// Whether the calls are a sequence of plain calls that each start with the trigger (no
     /// section around them): then a structural tag's triggered tags express them.
     pub tagged: bool,
@@ -718,6 +720,7 @@ pub fn build(name: &str, tools: &[Tool], options: &Options) -> Result<Built, Gra
             .iter()
             .all(|c| c.plain && c.begin.starts_with(trigger.as_str()));
     Ok(Built {
+        example: None,
         tagged,
         rules,
         triggers: if has_calls_root {
@@ -1049,6 +1052,7 @@ fn gpt_oss(allowed: &[&Tool], calls_allowed: bool, required: bool) -> Built {
             args,
         ));
     }
+    let example = alts.first().cloned();
     let ending = if !calls_allowed {
         final_msg
     } else if required {
@@ -1061,6 +1065,7 @@ fn gpt_oss(allowed: &[&Tool], calls_allowed: bool, required: bool) -> Built {
     rules.define("root", Node::seq([Node::star(earlier), ending]));
 
     Built {
+        example,
         tagged: false,
         rules,
         triggers: Vec::new(),
@@ -1118,6 +1123,11 @@ fn cohere(allowed: &[&Tool], calls_allowed: bool, required: bool, parallel: bool
     } else {
         Node::lit("")
     };
+    let example = Some(Node::seq([
+        Node::lit("<|START_ACTION|>[\n    "),
+        Node::rule("call"),
+        Node::lit("\n]<|END_ACTION|>"),
+    ]));
     let action = Node::seq([
         Node::opt(Node::seq([
             Node::lit("<|START_THINKING|>"),
@@ -1156,6 +1166,7 @@ fn cohere(allowed: &[&Tool], calls_allowed: bool, required: bool, parallel: bool
     };
     rules.define("root", root);
     Built {
+        example,
         tagged: false,
         rules,
         triggers: Vec::new(),
@@ -1203,6 +1214,7 @@ fn functionary_v3_2(
         Node::lit("")
     };
     let calls = Node::seq([Node::rule("call"), more]);
+    let example = Some(Node::rule("call"));
     let text_only = Node::seq([Node::lit("all\n"), Node::Text { stop: stop.clone() }]);
     let text_then_calls = Node::seq([
         Node::lit("all\n"),
@@ -1221,6 +1233,7 @@ fn functionary_v3_2(
     };
     rules.define("root", root);
     Built {
+        example,
         tagged: false,
         rules,
         triggers: Vec::new(),
@@ -1269,6 +1282,7 @@ fn llama3_json(allowed: &[&Tool], calls_allowed: bool, required: bool) -> Built 
         ]),
     ]);
     rules.define("call", Node::alt(alts));
+    let example = Some(Node::rule("call"));
     let call = Node::seq([
         ws.clone(),
         Node::opt(Node::lit("<|python_tag|>")),
@@ -1284,6 +1298,7 @@ fn llama3_json(allowed: &[&Tool], calls_allowed: bool, required: bool) -> Built 
     };
     rules.define("root", root);
     Built {
+        example,
         tagged: false,
         rules,
         triggers: Vec::new(),
@@ -1320,25 +1335,31 @@ pub fn instruction(family: &str, tools: &[Tool], options: &Options) -> String {
     if !options.parallel {
         s.push_str("Make at most one call. ");
     }
-    if let Some(c) = built.calls.first() {
-        let example_args = if c.json_args {
-            "{…arguments as JSON…}".to_owned()
-        } else {
-            "…arguments…".to_owned()
-        };
+    let root = if built.rules.has("calls-root") {
+        Some(Node::rule("calls-root"))
+    } else {
+        built.example.clone()
+    };
+    if let Some(root) = root {
+        let mut example = String::new();
+        sample(&built.rules, &root, &mut example, 0);
         s.push_str(&format!(
-            "Write a call exactly as: {}{}{}",
-            c.begin, example_args, c.end
+            "Write tool calls exactly in this form (one call shown):\n{}\n",
+            example.trim_start_matches('\n').trim_end()
         ));
-        if c.end.is_empty() {
-            s.push_str(" (the turn ends after it)");
-        }
-        s.push_str(". ");
     }
-    let names: Vec<String> = built.calls.iter().map(|c| c.name.clone()).collect();
+    let names: Vec<&str> = tools
+        .iter()
+        .filter(|t| match &options.tool_choice {
+            ToolChoice::Named(n) => &t.name == n,
+            _ => true,
+        })
+        .map(|t| t.name.as_str())
+        .collect();
     if !names.is_empty() {
         s.push_str(&format!(
-            "Tools: {}. Arguments must follow each tool's JSON schema.",
+            "Tools: {}. Arguments must follow each tool's JSON schema; the output ends after the \
+             calls.",
             names.join(", ")
         ));
     }
@@ -1353,5 +1374,57 @@ fn family_reasoning(name: &str) -> Option<(&'static str, &'static str)> {
             Reasoning::Tagged(o, c) | Reasoning::Opened(o, c) => Some((o, c)),
             Reasoning::None => None,
         },
+    }
+}
+
+/// An example text of `n`: the first alternative, optional parts and repetitions left out, one
+/// `…` for free text.
+fn sample(rules: &Rules, n: &Node, out: &mut String, depth: usize) {
+    if depth > 40 {
+        return;
+    }
+    match n {
+        Node::Lit(l) => out.push_str(l),
+        Node::Seq(items) => {
+            for i in items {
+                sample(rules, i, out, depth + 1);
+            }
+        }
+        Node::Alt(items) => {
+            if let Some(first) = items.first() {
+                sample(rules, first, out, depth + 1);
+            }
+        }
+        Node::Opt(_) | Node::Star(_) => {}
+        Node::Ref(r) if r.ends_with("-string") => out.push_str(match r.as_str() {
+            "py-string" => "'…'",
+            "gm-string" => "<|\"|>…<|\"|>",
+            _ => "\"…\"",
+        }),
+        Node::Ref(r) if r == "call-id" => out.push_str("a1b2c3d4e"),
+        // Whitespace: a newline after a closing tag, else nothing.
+        Node::Ref(r) if r == "ws" => {
+            if out.ends_with('>') {
+                out.push('\n');
+            }
+        }
+        Node::Ref(r) => {
+            if let Some(body) = rules.get(r) {
+                sample(rules, body, out, depth + 1);
+            }
+        }
+        Node::Class { ranges, negated } => {
+            if !negated {
+                if let Some((a, _)) = ranges.first() {
+                    out.push(*a);
+                }
+            }
+        }
+        Node::WsLit(l) => out.push_str(l),
+        Node::Text { .. } => out.push('…'),
+        Node::TextThen { end, .. } => {
+            out.push('…');
+            out.push_str(end);
+        }
     }
 }

@@ -61,6 +61,8 @@ impl Node {
             match n {
                 Node::Seq(inner) => out.extend(inner),
                 Node::Lit(s) if s.is_empty() => {}
+                // Whitespace twice in a row is whitespace once.
+                Node::Ref(r) if r == "ws" && out.last() == Some(&Node::rule("ws")) => {}
                 n => out.push(n),
             }
         }

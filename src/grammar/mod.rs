@@ -22,7 +22,7 @@
 //! let spec = GrammarSpec::new("hermes", &tools, &Options::default())?;
 //! let gbnf = spec.gbnf();
 //! assert!(gbnf.starts_with("root ::= "));
-//! assert!(gbnf.contains(r#""\"get_weather\"""#));
+//! assert!(gbnf.contains(r#"{\"name\": \"get_weather\", \"arguments\": "#));
 //! assert!(spec.lark().contains("%llguidance"));
 //! let required = GrammarSpec::new("hermes", &tools, &Options {
 //!     tool_choice: ToolChoice::Required, parallel: false })?;
