@@ -118,6 +118,70 @@ fn violations() -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
+/// A tool whose schema uses the rest of the JSON-Schema subset: a nested object with a required
+/// key, an array of enum strings, `anyOf` with null, a `$ref` to `$defs`.
+fn book_table() -> Value {
+    json!({"type": "function", "function": {"name": "book_table",
+    "description": "Book a table.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "party": {"type": "object", "properties": {
+                "adults": {"type": "integer"}, "children": {"type": "integer"}},
+                "required": ["adults"]},
+            "time": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["quiet", "window", "outside"]}},
+            "budget": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            "contact": {"$ref": "#/$defs/contact"}
+        },
+        "required": ["party", "time"],
+        "$defs": {"contact": {"type": "object", "properties": {"phone": {"type": "string"}},
+            "required": ["phone"]}}
+    }}})
+}
+
+/// Arguments of `book_table`: valid by JSON Schema or not (what), as the schema says.
+fn book_table_calls() -> Vec<(&'static str, bool, Value)> {
+    vec![
+        (
+            "book_table_full",
+            true,
+            json!({"party": {"adults": 2, "children": 1}, "time": "19:30",
+            "tags": ["window", "quiet"], "budget": 120.5, "contact": {"phone": "+41 44 000"}}),
+        ),
+        (
+            "book_table_minimal",
+            true,
+            json!({"party": {"adults": 2}, "time": "19:30", "budget": null}),
+        ),
+        (
+            "book_table_nested_required_missing",
+            false,
+            json!({"party": {"children": 1}, "time": "19:30"}),
+        ),
+        (
+            "book_table_nested_wrong_type",
+            false,
+            json!({"party": {"adults": "two"}, "time": "19:30"}),
+        ),
+        (
+            "book_table_array_item_outside_enum",
+            false,
+            json!({"party": {"adults": 2}, "time": "19:30", "tags": ["noisy"]}),
+        ),
+        (
+            "book_table_anyof_violated",
+            false,
+            json!({"party": {"adults": 2}, "time": "19:30", "budget": "cheap"}),
+        ),
+        (
+            "book_table_ref_required_missing",
+            false,
+            json!({"party": {"adults": 2}, "time": "19:30", "contact": {}}),
+        ),
+    ]
+}
+
 struct Case {
     what: String,
     text: String,
@@ -131,7 +195,8 @@ fn has_calls(conversation: &str) -> bool {
 
 fn family_fixture(name: &str, templates: &std::path::Path) -> Result<Value, String> {
     let family = rt::Family::load(name).map_err(|e| e.join("; "))?;
-    let std = rt::standard();
+    let mut std = rt::standard();
+    std.tools.as_array_mut().unwrap().push(book_table());
     let sets = option_sets();
     let mut grammars = Map::new();
     let mut end_tokens = Vec::new();
@@ -215,9 +280,22 @@ fn family_fixture(name: &str, templates: &std::path::Path) -> Result<Value, Stri
             });
         }
     }
-    // Violations, rendered by the template.
-    for (what, base, calls) in violations() {
+    // Violations, and calls of the schema-subset tool, rendered by the template.
+    let mut changed: Vec<(&str, &str, Value, bool)> = violations()
+        .into_iter()
+        .map(|(what, base, calls)| (what, base, calls, false))
+        .collect();
+    for (what, valid, arguments) in book_table_calls() {
+        changed.push((
+            what,
+            "one_tool_call",
+            json!([{"name": "book_table", "arguments": arguments}]),
+            valid,
+        ));
+    }
+    for (what, base, calls, valid) in changed {
         let mut std2 = rt::standard();
+        std2.tools.as_array_mut().unwrap().push(book_table());
         let conv = std2.conversations.get_mut(base).unwrap();
         let last = conv.as_array_mut().unwrap().last_mut().unwrap();
         last["tool_calls"] = calls;
@@ -233,7 +311,15 @@ fn family_fixture(name: &str, templates: &std::path::Path) -> Result<Value, Stri
         cases.push(Case {
             what: what.to_owned(),
             text,
-            accept: sets.iter().map(|(l, _)| (*l, false)).collect(),
+            accept: sets
+                .iter()
+                .map(|(l, _)| {
+                    (
+                        *l,
+                        valid && matches!(*l, "auto" | "required" | "no_parallel"),
+                    )
+                })
+                .collect(),
         });
     }
     let cases: Vec<Value> = cases
