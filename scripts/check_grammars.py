@@ -112,11 +112,19 @@ def gbnf_to_lark(text):
     return any_to_lark(text)
 
 
+_MATCHERS = {}
+
+
 def verdict(grammar, text):
-    """(accepted, detail)."""
-    m = llg.LLMatcher(TOKENIZER, grammar, log_level=0)
-    if m.is_error():
-        raise ValueError(m.get_error())
+    """(accepted, detail). The grammar is compiled once; each text runs on a fresh copy."""
+    fresh = _MATCHERS.get(grammar)
+    if fresh is None:
+        fresh = llg.LLMatcher(TOKENIZER, grammar, log_level=0)
+        if fresh.is_error():
+            raise ValueError(fresh.get_error())
+        _MATCHERS.clear()
+        _MATCHERS[grammar] = fresh
+    m = fresh.deep_copy()
     data = text.encode("utf-8")
     for i, b in enumerate(data):
         if not m.consume_token(b):

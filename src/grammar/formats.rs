@@ -602,19 +602,17 @@ pub fn build(name: &str, tools: &[Tool], options: &Options) -> Result<Built, Gra
         shapes.push(shape);
     }
     if fam.args_first {
-        for t in &allowed {
+        for shape in shapes.clone() {
+            let end = format!(", \"name\": {}}}\n</tool_call>", json_str(&shape.name));
             call_alts.push(Node::seq([
                 Node::lit("<tool_call>\n{ \"arguments\": "),
-                Node::rule(format!("args-{}", sanitize(&t.name))),
-                Node::lit(format!(", \"name\": {}}}\n</tool_call>", json_str(&t.name))),
+                Node::rule(shape.args_rule.clone()),
+                Node::lit(end.clone()),
             ]));
             shapes.push(CallShape {
-                name: t.name.clone(),
                 begin: "<tool_call>\n{ \"arguments\": ".into(),
-                end: format!(", \"name\": {}}}\n</tool_call>", json_str(&t.name)),
-                json_args: true,
-                plain: true,
-                args_rule: format!("args-{}", sanitize(&t.name)),
+                end,
+                ..shape
             });
         }
     }
@@ -764,6 +762,19 @@ fn ws(rules: &mut Rules) -> Node {
     Node::rule("ws")
 }
 
+/// `base`, or `base-2`, `base-3`, … when taken (tool names that differ only in punctuation);
+/// reserved at once.
+fn unique(rules: &mut Rules, base: &str) -> String {
+    let mut name = base.to_owned();
+    let mut n = 1;
+    while rules.has(&name) {
+        n += 1;
+        name = format!("{base}-{n}");
+    }
+    rules.define(name.clone(), Node::lit(""));
+    name
+}
+
 fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
@@ -773,7 +784,7 @@ fn sanitize(name: &str) -> String {
 /// One tool's call: `begin` args `end` as a node (inline sequence), and its shape.
 fn call_node(rules: &mut Rules, calls: &CallsFmt, tool: &Tool) -> (Node, CallShape) {
     let begin = (calls.call.begin)(&tool.name);
-    let args_rule = format!("args-{}", sanitize(&tool.name));
+    let args_rule = unique(rules, &format!("args-{}", sanitize(&tool.name)));
     let args = args_node(rules, calls.call.args, tool, &args_rule);
     rules.define(args_rule.clone(), args);
     let (mid, end) = match calls.call.end {
@@ -970,7 +981,7 @@ fn sort_keys(v: &Value) -> Value {
 }
 
 fn json_args_rule(rules: &mut Rules, tool: &Tool) -> String {
-    let name = format!("args-{}", sanitize(&tool.name));
+    let name = unique(rules, &format!("args-{}", sanitize(&tool.name)));
     let node = args_node(rules, Args::Json, tool, &name);
     rules.define(name.clone(), node);
     name

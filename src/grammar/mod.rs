@@ -290,3 +290,43 @@ impl GrammarSpec {
         &self.built
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tool names that differ only in punctuation get rules of their own.
+    #[test]
+    fn tools_with_similar_names_keep_their_own_arguments() {
+        let tools = serde_json::json!([
+            {"name": "a-b", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+            {"name": "a_b", "parameters": {"type": "object", "properties": {"y": {"type": "boolean"}}}},
+        ]);
+        let spec = GrammarSpec::new("hermes", &tools, &Options::default()).unwrap();
+        let gbnf = spec.gbnf();
+        assert!(gbnf.contains(r#""\"x\"" ws ":" ws integer"#), "{gbnf}");
+        assert!(
+            gbnf.contains(r#""\"y\"" ws ":" ws ( "true" | "false" )"#),
+            "{gbnf}"
+        );
+        assert!(gbnf.contains("args-a-b ::=") && gbnf.contains("args-a-b-2 ::="));
+    }
+
+    #[test]
+    fn bad_tool_lists_and_choices_are_errors() {
+        let tools = serde_json::json!([{"name": "f"}]);
+        let named = Options {
+            tool_choice: ToolChoice::Named("g".into()),
+            parallel: true,
+        };
+        assert!(GrammarSpec::new("qwen3", &tools, &named).is_err());
+        assert!(GrammarSpec::new("no_such_family", &tools, &Options::default()).is_err());
+        assert!(GrammarSpec::new("qwen3", &serde_json::json!({}), &Options::default()).is_err());
+        let required = Options {
+            tool_choice: ToolChoice::Required,
+            parallel: true,
+        };
+        assert!(GrammarSpec::new("qwen3", &serde_json::json!([]), &required).is_err());
+        assert_eq!("none".parse::<ToolChoice>().unwrap(), ToolChoice::None);
+    }
+}

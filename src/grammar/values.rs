@@ -313,13 +313,20 @@ impl<'a> ValueRules<'a> {
         }
     }
 
+    /// A new rule name from `hint`, reserved at once (no other rule gets it).
     fn fresh(&mut self, hint: &str) -> String {
-        self.counter += 1;
         let hint: String = hint
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
-        format!("{}-{hint}-{}", self.p(), self.counter)
+        loop {
+            self.counter += 1;
+            let name = format!("{}-{hint}-{}", self.p(), self.counter);
+            if !self.rules.has(&name) {
+                self.rules.define(name.clone(), Node::lit(""));
+                return name;
+            }
+        }
     }
 
     fn resolve<'s>(&self, schema: &'s Value) -> Option<&'s Value>
