@@ -126,6 +126,7 @@ pub use chatparse_runtime as runtime;
 pub mod grammar;
 #[cfg(feature = "models")]
 pub mod models;
+pub mod parsers;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod shipped;

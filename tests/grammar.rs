@@ -13,6 +13,9 @@
 //! skipped with a warning, unless `CHATPARSE_REQUIRE_ENGINE=1` (as in `.ci/run`), where it fails.
 
 #[allow(dead_code)]
+#[path = "parsers.rs"]
+mod parsers_examples;
+#[allow(dead_code)]
 mod roundtrip_support;
 mod support;
 
@@ -373,6 +376,9 @@ fn grammars_accept_the_templates_outputs_and_reject_violations() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    if only.is_none() {
+        families.extend(parser_fixtures());
+    }
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("grammar-check");
     std::fs::create_dir_all(&dir).unwrap();
     let fixture = dir.join("fixture.json");
@@ -526,4 +532,57 @@ fn llama_cpp_fields() {
     let f = required.llama_cpp();
     assert_eq!(f["grammar_lazy"], false);
     assert_eq!(f["grammar"].as_str().unwrap(), required.gbnf());
+}
+
+/// The AgentScope-style parsers' grammars, on the outputs of AgentScope's documentation
+/// (accepted) and on outputs missing a tag, closing nothing or holding bad JSON (rejected).
+fn parser_fixtures() -> Vec<Value> {
+    use chatparse::parsers::{MarkdownCodeBlockParser, MarkdownJsonParser};
+    let werewolf = parsers_examples::werewolf();
+    let w = parsers_examples::WEREWOLF_OUTPUT;
+    let code = MarkdownCodeBlockParser::new("python", "your python code");
+    let list = MarkdownJsonParser::object("{A list of numbers.}");
+    let dict = MarkdownJsonParser::dict(
+        &json!({"thought": "…", "speak": "…"}),
+        &["thought", "speak"],
+    );
+    type Cases = Vec<(&'static str, String, bool)>;
+    let shapes: Vec<(&str, chatparse::parsers::ShapeGrammar, Cases)> = vec![
+        ("parsers::multi_tagged", werewolf.grammar(), vec![
+            ("documented", w.to_owned(), true),
+            ("no_text_around", w.trim().lines().skip(1).collect::<Vec<_>>().join("\n"), true),
+            ("json_not_json", w.replace("]true[", "]maybe["), false),
+            ("tag_missing", w.replace("[SPEAK]I agree with you.[/SPEAK]\n", ""), false),
+            ("tags_out_of_order", "[SPEAK]a[/SPEAK][THOUGHT]b[/THOUGHT][FINISH_DISCUSSION]false[/FINISH_DISCUSSION]".into(), false),
+        ]),
+        ("parsers::code_block", code.grammar(), vec![
+            ("documented", "The following is generated python code\n```python\nprint(\"Hello world!\")\n```\n".into(), true),
+            ("never_closed", "```python\nx = 1\n".into(), false),
+            ("other_language", "```js\nx = 1\n```".into(), false),
+        ]),
+        ("parsers::json_object", list.grammar(), vec![
+            ("documented", "Yes, here is the generated list\n```json\n[1,2,3,4,5]\n```\n".into(), true),
+            ("bad_json", "```json\n[1,2,\n```".into(), false),
+        ]),
+        ("parsers::json_dict", dict.grammar(), vec![
+            ("keys", "```json\n{\"thought\": \"t\", \"speak\": \"s\", \"extra\": 1}\n```".into(), true),
+            ("key_missing", "```json\n{\"thought\": \"t\"}\n```".into(), false),
+            ("not_an_object", "```json\n[1]\n```".into(), false),
+        ]),
+    ];
+    shapes
+        .into_iter()
+        .map(|(name, g, cases)| {
+            let gbnf = g.gbnf();
+            json!({
+                "family": name,
+                "schema": name,
+                "grammars": {"auto": {"gbnf": gbnf, "lark": g.lark(),
+                    "structural_tag": {"type": "structural_tag", "format": {"type": "grammar", "grammar": gbnf}}}},
+                "lazy": null,
+                "cases": cases.into_iter().map(|(what, text, ok)| json!({"what": what, "text": text, "accept": {"auto": ok}})).collect::<Vec<_>>(),
+                "notes": [],
+            })
+        })
+        .collect()
 }

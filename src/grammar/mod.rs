@@ -35,7 +35,7 @@
 //! `type` (one or a list of `string`, `integer`, `number`, `boolean`, `null`, `object`,
 //! `array`), `enum`, `const`, `properties` (written in the schema's order, each optional unless
 //! `required`), `required`, `additionalProperties` (`false` or absent with `properties`: no
-//! other keys; a schema: more keys of that schema after the listed ones; absent without
+//! other keys; `true` or a schema: more keys of that schema after the listed ones; absent without
 //! `properties`: any object), `items`, `minItems`/`maxItems` of 0 or 1, `anyOf`/`oneOf` (any of
 //! them), `nullable`, and `$ref` to `#/…` inside the tool's parameters. A schema without `type`
 //! is any value. Other keywords (`pattern`, `format`, `minimum`, `minLength`, …) are not
@@ -55,6 +55,17 @@ use serde_json::Value;
 
 pub use formats::{family_names, has_family};
 pub use values::Dialect;
+pub(crate) use values::ValueRules;
+
+/// GBNF of IR rules (for the other shapes of this crate, e.g. [`crate::parsers`]).
+pub(crate) fn emit_gbnf(rules: &ir::Rules, root: &str) -> String {
+    gbnf::emit(rules, root)
+}
+
+/// Lark of IR rules.
+pub(crate) fn emit_lark(rules: &ir::Rules, root: &str) -> String {
+    lark::emit(rules, root)
+}
 
 /// Which calls the grammar allows.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

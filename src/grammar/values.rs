@@ -4,8 +4,8 @@
 //! The JSON-Schema subset (anything else is ignored, so the grammar accepts more than the schema):
 //! `type` (one or a list of `string`, `integer`, `number`, `boolean`, `null`, `object`,
 //! `array`), `enum`, `const`, `properties` (in the schema's order), `required`,
-//! `additionalProperties` (`false`, absent: only the listed properties when there are some; a
-//! schema: extra keys of that schema after them), `items`, `prefixItems`, `minItems`/`maxItems`
+//! `additionalProperties` (`false`, absent: only the listed properties when there are some;
+//! `true` or a schema: extra keys of that schema after them), `items`, `minItems`/`maxItems`
 //! (0 or 1), `anyOf`/`oneOf` (one of them), `nullable`, and `$ref` to `#/$defs/…` or
 //! `#/definitions/…` of the same parameters schema. A schema without `type` is any value.
 
@@ -447,7 +447,7 @@ impl<'a> ValueRules<'a> {
             |i: usize, first: bool| format!("{base}-{i}{}", if first { "f" } else { "n" });
         let sep = Node::seq([ws.clone(), Node::lit(","), ws.clone()]);
         let extra = match additional {
-            Some(s) if s.is_object() => {
+            Some(s) if s.is_object() || s == &Value::Bool(true) => {
                 let value = self.value(s, &format!("{hint}-extra"));
                 let key = self.key_any();
                 Some(Node::seq([
