@@ -112,6 +112,49 @@ def gbnf_to_lark(text):
     return any_to_lark(text)
 
 
+class SpecialTokenizer(ByteTokenizer):
+    def __init__(self, special):
+        super().__init__()
+        self.special = list(special)
+        self.tokens = self.tokens + [t.encode("utf-8") for t in self.special]
+        self.special_token_ids = [256] + list(range(257, 257 + len(self.special)))
+
+
+def special_tokenizer(special):
+    st = SpecialTokenizer(special)
+    return (llg.LLTokenizer(llg.TokenizerWrapper(st)), st)
+
+
+def token_ids(tok, special, text):
+    """The text as byte tokens, each special token (longest first) one token."""
+    _, st = tok
+    ordered = sorted(special, key=len, reverse=True)
+    out = []
+    i = 0
+    while i < len(text):
+        for s in ordered:
+            if text.startswith(s, i):
+                out.append(257 + st.special.index(s))
+                i += len(s)
+                break
+        else:
+            out.extend(text[i].encode("utf-8"))
+            i += 1
+    return out
+
+
+def verdict_tokens(tok, grammar, ids):
+    m = llg.LLMatcher(tok[0], grammar, log_level=0)
+    if m.is_error():
+        return False, "grammar error: " + m.get_error()
+    for i, t in enumerate(ids):
+        if not m.consume_token(t):
+            return False, f"token {i} ({t}) refused"
+    if not m.is_accepting():
+        return False, "not accepting at the end"
+    return True, "accepted"
+
+
 _MATCHERS = {}
 
 
@@ -199,6 +242,23 @@ def main():
                             f"{'accept' if want else 'reject'}, got {detail}; text {case['text']!r}"
                         )
             summary.append(f"{name} structural-tag: {n} cases")
+        # Lark with the format's special tokens as tokens (a tokenizer that has them).
+        ls = fam["grammars"].get("auto", {}).get("lark_special")
+        if ls and args.format in (None, "lark"):
+            special = ls["special_tokens"]
+            tok = special_tokenizer(special)
+            grammar = llg.grammar_from("lark", ls["lark"])
+            n = 0
+            for case in fam["cases"]:
+                want = case["accept"]["auto"]
+                got, detail = verdict_tokens(tok, grammar, token_ids(tok, special, case["text"]))
+                n += 1
+                if got != want:
+                    failures.append(
+                        f"{name} lark-special auto {case['what']}: want "
+                        f"{'accept' if want else 'reject'}, got {detail}; text {case['text']!r}"
+                    )
+            summary.append(f"{name} lark-special-tokens: {n} cases")
         # llama.cpp's lazy grammar: from the first trigger on (the text before it is free).
         lazy = fam.get("lazy")
         if lazy and args.format in (None, "gbnf"):

@@ -73,6 +73,11 @@ struct GrammarArgs {
     /// What to print.
     #[arg(long, value_enum)]
     format: GrammarFormat,
+    /// With --format lark: a special token of the model's tokenizer (`<|channel|>`), written as a
+    /// token reference instead of text; repeatable. `--special-token all` takes every special
+    /// token of the format.
+    #[arg(long = "special-token", value_name = "TOKEN")]
+    special_tokens: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -945,7 +950,15 @@ fn grammar(args: GrammarArgs) -> Result<ExitCode, Failure> {
     let spec = GrammarSpec::new(&family, &tools, &options).map_err(bad)?;
     let text = match args.format {
         GrammarFormat::Gbnf => spec.gbnf(),
-        GrammarFormat::Lark => spec.lark(),
+        GrammarFormat::Lark if args.special_tokens.is_empty() => spec.lark(),
+        GrammarFormat::Lark => {
+            let special = if args.special_tokens.iter().any(|t| t == "all") {
+                spec.special_tokens().to_vec()
+            } else {
+                args.special_tokens.clone()
+            };
+            spec.lark_with_special_tokens(&special)
+        }
         GrammarFormat::StructuralTag => {
             serde_json::to_string_pretty(&spec.structural_tag()).unwrap_or_default() + "\n"
         }

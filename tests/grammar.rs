@@ -211,6 +211,16 @@ fn family_fixture(name: &str, templates: &std::path::Path) -> Result<Value, Stri
             label.to_string(),
             json!({"gbnf": spec.gbnf(), "lark": spec.lark(), "structural_tag": spec.structural_tag()}),
         );
+        if *label == "auto" {
+            let special: Vec<String> = spec
+                .special_tokens()
+                .iter()
+                .filter(|t| t.starts_with('<') && t.ends_with('>'))
+                .cloned()
+                .collect();
+            grammars.get_mut("auto").unwrap()["lark_special"] =
+                json!({"lark": spec.lark_with_special_tokens(&special), "special_tokens": special});
+        }
         let fields = spec.llama_cpp();
         if *label == "auto" && fields["grammar_lazy"] == true {
             lazy = json!({

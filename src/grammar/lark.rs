@@ -65,6 +65,8 @@ fn class(ranges: &[(char, char)], negated: bool) -> String {
 }
 
 struct Emitter {
+    /// Special tokens written as token references (`<|end|>`), not as text.
+    special: Vec<String>,
     extra: Vec<String>,
     texts: Vec<(Vec<String>, String)>,
     thens: Vec<(Vec<String>, String, String)>,
@@ -109,7 +111,7 @@ impl Emitter {
     fn node(&mut self, n: &Node) -> String {
         match n {
             Node::Lit(s) if s.is_empty() => "\"\"".into(),
-            Node::Lit(s) => lit(s),
+            Node::Lit(s) => self.lit_pieces(s),
             Node::Seq(items) => {
                 let parts: Vec<String> = items.iter().map(|i| self.atom(i)).collect();
                 parts.join(" ")
@@ -123,13 +125,61 @@ impl Emitter {
             Node::Ref(r) => name(r),
             Node::Class { ranges, negated } => class(ranges, *negated),
             Node::Text { stop } => self.text_token(stop),
+            Node::WsLit(l) if self.has_special(l) => {
+                let l = self.lit_pieces(l);
+                format!("(/[ \\t\\n]+/? {l})")
+            }
             Node::WsLit(l) => {
                 let n = format!("WS_LIT{}", self.extra.len());
                 self.extra.push(format!("{n}: /[ \\t\\n]*{}/", re_lit(l)));
                 n
             }
+            Node::TextThen { stop, end } if self.starts_special(end) => {
+                // Text cannot run over a special token: the text, then the token.
+                let others: Vec<String> = stop.iter().filter(|s| *s != end).cloned().collect();
+                let text = self.text_token(&others);
+                format!("({text} {})", self.lit_pieces(end))
+            }
             Node::TextThen { stop, end } => self.then_rule(stop, end),
         }
+    }
+
+    fn has_special(&self, s: &str) -> bool {
+        self.special.iter().any(|t| s.contains(t.as_str()))
+    }
+
+    fn starts_special(&self, s: &str) -> bool {
+        self.special.iter().any(|t| s.starts_with(t.as_str()))
+    }
+
+    /// A literal: string pieces and special-token references.
+    fn lit_pieces(&self, s: &str) -> String {
+        if !self.has_special(s) {
+            return lit(s);
+        }
+        let mut parts = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            let next = self
+                .special
+                .iter()
+                .filter_map(|t| rest.find(t.as_str()).map(|i| (i, t)))
+                .min_by_key(|&(i, t)| (i, usize::MAX - t.len()));
+            match next {
+                Some((i, t)) => {
+                    if i > 0 {
+                        parts.push(lit(&rest[..i]));
+                    }
+                    parts.push(t.clone());
+                    rest = &rest[i + t.len()..];
+                }
+                None => {
+                    parts.push(lit(rest));
+                    rest = "";
+                }
+            }
+        }
+        format!("({})", parts.join(" "))
     }
 
     fn atom(&mut self, n: &Node) -> String {
@@ -142,7 +192,19 @@ impl Emitter {
 
 /// The Lark text of `rules` (`start: root`), for llguidance.
 pub fn emit(rules: &Rules, root: &str) -> String {
+    emit_with_special(rules, root, &[])
+}
+
+/// As [`emit`], with these special tokens (`<…>`) written as token references.
+pub fn emit_with_special(rules: &Rules, root: &str, special: &[String]) -> String {
+    let mut special: Vec<String> = special
+        .iter()
+        .filter(|t| t.starts_with('<') && t.ends_with('>') && t.len() > 2)
+        .cloned()
+        .collect();
+    special.sort_by_key(|t| std::cmp::Reverse(t.len()));
     let mut e = Emitter {
+        special,
         extra: Vec::new(),
         texts: Vec::new(),
         thens: Vec::new(),

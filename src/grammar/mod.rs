@@ -240,6 +240,14 @@ impl GrammarSpec {
         lark::emit(&self.built.rules, "root")
     }
 
+    /// The grammar in llguidance's Lark for a tokenizer in which `special` (strings of the form
+    /// `<…>`, e.g. [`special_tokens`](Self::special_tokens) that the model's tokenizer marks
+    /// special) are special tokens: those are written as token references (`<|channel|>`), which
+    /// match the token and not its text. Others are ignored.
+    pub fn lark_with_special_tokens(&self, special: &[String]) -> String {
+        lark::emit_with_special(&self.built.rules, "root", special)
+    }
+
     /// The strings that start the calls part (a lazy grammar's triggers).
     pub fn triggers(&self) -> &[String] {
         &self.built.triggers
