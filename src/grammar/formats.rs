@@ -94,6 +94,23 @@ struct CallFmt {
     begin: fn(&str) -> String,
     args: Args,
     end: &'static str,
+    id: Id,
+}
+
+/// Where a call carries an id.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Id {
+    /// Nowhere.
+    None,
+    /// Before the arguments: `[CALL_ID]` and nine letters or digits (optional), then `[ARGS]`
+    /// (Mistral Small 3.2).
+    MistralTokens,
+    /// Before the arguments: the call's index, then `<|tool_call_argument_begin|>` (Kimi K2's
+    /// `functions.NAME:0`).
+    KimiIndex,
+    /// After the arguments, in the call object: `, "id": "…"` (nine letters or digits,
+    /// optional), then `}` (Mistral Nemo, Small 3.1).
+    JsonField,
 }
 
 /// The calls part of a format.
@@ -185,6 +202,7 @@ fn hermes_like(reasoning: Reasoning, end: &'static [&'static str]) -> Family {
             call: CallFmt {
                 begin: |n| format!("<tool_call>\n{}", json_name_args(n)),
                 args: Args::Json,
+                id: Id::None,
                 end: "}\n</tool_call>",
             },
         },
@@ -212,6 +230,7 @@ fn list_of_json(
             call: CallFmt {
                 begin: json_name_args,
                 args: Args::Json,
+                id: Id::None,
                 end: "}",
             },
         },
@@ -258,6 +277,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<tool_call>\n<function={n}>\n"),
                     args: Args::Xml(Xml::QwenNl),
+                    id: Id::None,
                     end: "</function>\n</tool_call>",
                 },
             },
@@ -277,6 +297,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<seed:tool_call>\n<function={n}>\n"),
                     args: Args::Xml(Xml::Qwen),
+                    id: Id::None,
                     end: "</function>\n</seed:tool_call>",
                 },
             },
@@ -301,6 +322,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<invoke name=\"{n}\">\n"),
                     args: Args::Xml(Xml::MiniMax),
+                    id: Id::None,
                     end: "</invoke>",
                 },
             },
@@ -320,6 +342,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<tool_call>{n}\n"),
                     args: Args::Xml(Xml::Glm),
+                    id: Id::None,
                     end: "</tool_call>",
                 },
             },
@@ -339,6 +362,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<｜DSML｜invoke name=\"{n}\">\n"),
                     args: Args::Xml(Xml::Dsml),
+                    id: Id::None,
                     end: "</｜DSML｜invoke>",
                 },
             },
@@ -358,6 +382,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n"),
                     args: Args::Json,
+                    id: Id::None,
                     end: "\n```<｜tool▁call▁end｜>",
                 },
             },
@@ -383,6 +408,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>"),
                     args: Args::Json,
+                    id: Id::None,
                     end: "<｜tool▁call▁end｜>",
                 },
             },
@@ -406,9 +432,9 @@ fn family(name: &str) -> Option<Family> {
                 sep: "",
                 close: "<|tool_calls_section_end|>",
                 call: CallFmt {
-                    // The id's index is written by the grammar (digits) after the name.
                     begin: |n| format!("<|tool_call_begin|>functions.{n}:"),
                     args: Args::Json,
+                    id: Id::KimiIndex,
                     end: "<|tool_call_end|>",
                 },
             },
@@ -434,6 +460,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("{n}("),
                     args: Args::Pythonic,
+                    id: Id::None,
                     end: ")",
                 },
             },
@@ -453,6 +480,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<|tool_call>call:{n}"),
                     args: Args::Gemma,
+                    id: Id::None,
                     end: "<tool_call|>",
                 },
             },
@@ -478,6 +506,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<|tool_call|>{}", json_name_args(n)),
                     args: Args::Json,
+                    id: Id::None,
                     end: "}<|/tool_call|>",
                 },
             },
@@ -497,6 +526,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("<function={n}>"),
                     args: Args::Json,
+                    id: Id::None,
                     end: "</function>",
                 },
             },
@@ -532,7 +562,8 @@ fn family(name: &str) -> Option<Family> {
             };
             let mut f = list_of_json(open, "]", &["</s>"], &["[TOOL_CALLS]"]);
             // `, "id": "…"` (nine letters or digits) after the arguments.
-            f.calls.call.end = "MISTRAL_ID";
+            f.calls.call.end = "";
+            f.calls.call.id = Id::JsonField;
             f.calls.marker = "[TOOL_CALLS]";
             f
         }
@@ -546,6 +577,7 @@ fn family(name: &str) -> Option<Family> {
                 call: CallFmt {
                     begin: |n| format!("[TOOL_CALLS]{n}"),
                     args: Args::Json,
+                    id: Id::MistralTokens,
                     end: "",
                 },
             },
@@ -787,8 +819,31 @@ fn call_node(rules: &mut Rules, calls: &CallsFmt, tool: &Tool) -> (Node, CallSha
     let args_rule = unique(rules, &format!("args-{}", sanitize(&tool.name)));
     let args = args_node(rules, calls.call.args, tool, &args_rule);
     rules.define(args_rule.clone(), args);
-    let (mid, end) = match calls.call.end {
-        "MISTRAL_ID" => (
+    let (pre_args, mid, end) = match calls.call.id {
+        Id::None => (
+            Node::lit(""),
+            Node::lit(calls.call.end),
+            calls.call.end.to_owned(),
+        ),
+        Id::MistralTokens => (
+            Node::seq([
+                Node::opt(Node::seq([Node::lit("[CALL_ID]"), mistral_id(rules)])),
+                Node::lit("[ARGS]"),
+            ]),
+            Node::lit(calls.call.end),
+            calls.call.end.to_owned(),
+        ),
+        Id::KimiIndex => (
+            Node::seq([
+                Node::class(&[('0', '9')]),
+                Node::star(Node::class(&[('0', '9')])),
+                Node::lit("<|tool_call_argument_begin|>"),
+            ]),
+            Node::lit(calls.call.end),
+            calls.call.end.to_owned(),
+        ),
+        Id::JsonField => (
+            Node::lit(""),
             Node::seq([
                 Node::opt(Node::seq([
                     Node::lit(", \"id\": \""),
@@ -799,22 +854,9 @@ fn call_node(rules: &mut Rules, calls: &CallsFmt, tool: &Tool) -> (Node, CallSha
             ]),
             "}".to_owned(),
         ),
-        e => (Node::lit(e), e.to_owned()),
-    };
-    let pre_args = match calls.call.begin("x").as_str() {
-        b if b.starts_with("[TOOL_CALLS]") => Node::seq([
-            Node::opt(Node::seq([Node::lit("[CALL_ID]"), mistral_id(rules)])),
-            Node::lit("[ARGS]"),
-        ]),
-        b if b.starts_with("<|tool_call_begin|>") => Node::seq([
-            Node::class(&[('0', '9')]),
-            Node::star(Node::class(&[('0', '9')])),
-            Node::lit("<|tool_call_argument_begin|>"),
-        ]),
-        _ => Node::lit(""),
     };
     let json_args = calls.call.args == Args::Json;
-    let plain = pre_args.is_empty() && calls.call.end != "MISTRAL_ID";
+    let plain = calls.call.id == Id::None;
     let node = Node::seq([
         Node::lit(begin.clone()),
         pre_args,
@@ -832,12 +874,6 @@ fn call_node(rules: &mut Rules, calls: &CallsFmt, tool: &Tool) -> (Node, CallSha
             args_rule,
         },
     )
-}
-
-impl CallFmt {
-    fn begin(&self, name: &str) -> String {
-        (self.begin)(name)
-    }
 }
 
 fn mistral_id(rules: &mut Rules) -> Node {
