@@ -111,6 +111,27 @@ pub struct ReadmeOpenAiMessage;
 #[cfg(all(doctest, feature = "render"))]
 pub struct ReadmeRenderChatTemplate;
 
+/// The README's example of grammars for constrained decoding, as a doctest:
+///
+/// ```
+/// use chatparse::grammar::{GrammarSpec, Options, ToolChoice};
+/// let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather",
+///     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]);
+/// let spec = GrammarSpec::new("qwen3", &tools, &Options { tool_choice: ToolChoice::Required, parallel: false })?;
+/// let gbnf: String = spec.gbnf();
+/// let lark: String = spec.lark();
+/// let xgrammar: serde_json::Value = spec.structural_tag();
+/// let llama_cpp: serde_json::Value = spec.llama_cpp(); // {grammar, grammar_lazy, grammar_triggers, preserved_tokens}
+/// let prompt_text: String = spec.format_instruction();
+/// assert!(gbnf.contains("get_weather") && lark.contains("get_weather"));
+/// assert_eq!(xgrammar["format"]["stop_after_first"], true);
+/// assert_eq!(llama_cpp["grammar_lazy"], false);
+/// assert!(prompt_text.contains("<tool_call>"));
+/// # Ok::<(), chatparse::grammar::GrammarError>(())
+/// ```
+#[cfg(doctest)]
+pub struct ReadmeGrammar;
+
 // Generated code names the runtime as `::chatparse::runtime`, also inside this crate.
 extern crate self as chatparse;
 
@@ -123,8 +144,10 @@ pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, Sch
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;
 
+pub mod grammar;
 #[cfg(feature = "models")]
 pub mod models;
+pub mod parsers;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod shipped;

@@ -48,6 +48,51 @@ enum Command {
     /// does and print the prompt.
     #[cfg(feature = "render")]
     Render(RenderArgs),
+    /// Print a grammar for constrained decoding: the family's output format with the given tools
+    /// (GBNF for llama.cpp, Lark for llguidance, xgrammar's structural tag), or the format in
+    /// words for a prompt (`--format instruction`).
+    Grammar(GrammarArgs),
+}
+
+#[derive(clap::Args)]
+struct GrammarArgs {
+    /// A shipped family name (see `chatparse schemas`), or a path to a schema .json file whose
+    /// file stem is one.
+    #[arg(long, value_name = "NAME|PATH")]
+    schema: String,
+    /// A JSON array of the tools offered to the model (OpenAI/HF tool schemas).
+    #[arg(long, value_name = "FILE")]
+    tools: PathBuf,
+    /// Which calls the grammar allows: auto (text and/or calls), required (at least one call),
+    /// none (no call), or a tool name (calls of that tool only, at least one).
+    #[arg(long, value_name = "auto|required|none|NAME", default_value = "auto")]
+    tool_choice: String,
+    /// At most one call.
+    #[arg(long)]
+    no_parallel: bool,
+    /// What to print.
+    #[arg(long, value_enum)]
+    format: GrammarFormat,
+    /// With --format lark: a special token of the model's tokenizer (`<|channel|>`), written as a
+    /// token reference instead of text; repeatable. `--special-token all` takes every special
+    /// token of the format.
+    #[arg(long = "special-token", value_name = "TOKEN")]
+    special_tokens: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GrammarFormat {
+    /// llama.cpp's GBNF, the whole output.
+    Gbnf,
+    /// llguidance's Lark, the whole output.
+    Lark,
+    /// xgrammar's structural tag (JSON).
+    StructuralTag,
+    /// llama.cpp's server fields as JSON: grammar (lazy: from the trigger on), grammar_lazy,
+    /// grammar_triggers, preserved_tokens.
+    LlamaCpp,
+    /// A short prompt text describing the expected output.
+    Instruction,
 }
 
 #[cfg(feature = "render")]
@@ -235,6 +280,7 @@ fn main() -> ExitCode {
         Command::Stream(args) => stream(args),
         #[cfg(feature = "render")]
         Command::Render(args) => render(args),
+        Command::Grammar(args) => grammar(args),
     };
     match result {
         Ok(code) => code,
@@ -902,4 +948,59 @@ fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
         }
         Err(e) => Err(Failure::new(EXIT_PARSE_ERROR, e.to_string())),
     }
+}
+
+/// `chatparse grammar`: a family's grammar for the tools.
+fn grammar(args: GrammarArgs) -> Result<ExitCode, Failure> {
+    use chatparse::grammar::{self, GrammarSpec, Options};
+    let family = if args.schema.ends_with(".json") {
+        std::path::Path::new(&args.schema)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        args.schema.clone()
+    };
+    if !grammar::has_family(&family) {
+        return Err(Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!(
+                "no grammar for {:?}: grammars exist for the shipped families ({})",
+                args.schema,
+                grammar::family_names().join(", ")
+            ),
+        ));
+    }
+    let tools = serde_json::Value::Array(read_tools(&args.tools)?);
+    let bad = |e: grammar::GrammarError| Failure::new(EXIT_BAD_SCHEMA, e.to_string());
+    let options = Options {
+        tool_choice: args.tool_choice.parse().map_err(bad)?,
+        parallel: !args.no_parallel,
+    };
+    let spec = GrammarSpec::new(&family, &tools, &options).map_err(bad)?;
+    let text = match args.format {
+        GrammarFormat::Gbnf => spec.gbnf(),
+        GrammarFormat::Lark if args.special_tokens.is_empty() => spec.lark(),
+        GrammarFormat::Lark => {
+            let special = if args.special_tokens.iter().any(|t| t == "all") {
+                spec.special_tokens().to_vec()
+            } else {
+                args.special_tokens.clone()
+            };
+            spec.lark_with_special_tokens(&special)
+        }
+        GrammarFormat::StructuralTag => {
+            serde_json::to_string_pretty(&spec.structural_tag()).unwrap_or_default() + "\n"
+        }
+        GrammarFormat::LlamaCpp => {
+            serde_json::to_string_pretty(&spec.llama_cpp()).unwrap_or_default() + "\n"
+        }
+        GrammarFormat::Instruction => spec.format_instruction() + "\n",
+    };
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot write: {e}")))?;
+    Ok(ExitCode::SUCCESS)
 }
