@@ -123,6 +123,8 @@ pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, Sch
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;
 
+#[cfg(feature = "render")]
+pub mod derive;
 #[cfg(feature = "models")]
 pub mod models;
 #[cfg(feature = "render")]

@@ -48,6 +48,14 @@ enum Command {
     /// does and print the prompt.
     #[cfg(feature = "render")]
     Render(RenderArgs),
+    /// Derive a response spec (an x-regex response schema) from a chat template by rendering
+    /// controlled messages with it; print it as JSON (the format class and what the template
+    /// drops go to stderr), or exit 2 with the reason no faithful parser exists.
+    #[cfg(feature = "render")]
+    Derive {
+        /// The chat template: a .jinja file.
+        template: PathBuf,
+    },
 }
 
 #[cfg(feature = "render")]
@@ -235,6 +243,8 @@ fn main() -> ExitCode {
         Command::Stream(args) => stream(args),
         #[cfg(feature = "render")]
         Command::Render(args) => render(args),
+        #[cfg(feature = "render")]
+        Command::Derive { template } => derive(&template),
     };
     match result {
         Ok(code) => code,
@@ -871,4 +881,31 @@ fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
         }
         Err(e) => Err(Failure::new(EXIT_PARSE_ERROR, e.to_string())),
     }
+}
+
+/// `chatparse derive`: the derived schema on stdout, its class and notes on stderr; exit 2 when
+/// the template cannot be read or no faithful parser can be derived.
+#[cfg(feature = "render")]
+fn derive(path: &std::path::Path) -> Result<ExitCode, Failure> {
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))?;
+    let derived = chatparse::derive::derive(&source).map_err(|e| {
+        Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!("{}: cannot derive a parser: {e}", path.display()),
+        )
+    })?;
+    eprintln!(
+        "derived: tool calls {}, reasoning {}",
+        derived.class, derived.reasoning
+    );
+    for note in &derived.notes {
+        eprintln!("note: {note}");
+    }
+    let text = serde_json::to_string_pretty(&derived.spec)
+        .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, e.to_string()))?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }

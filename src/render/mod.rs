@@ -313,3 +313,15 @@ mod tests {
         assert!(year >= 2025, "{year}");
     }
 }
+
+/// Python's `str(value)` of a JSON value, as a template prints it (`True`, `None`,
+/// `{'k': 'v'}`, `[1, 'x']`; a string unchanged).
+///
+/// ```
+/// use serde_json::json;
+///
+/// assert_eq!(chatparse::render::python_str(&json!({"k": [true, null]})), "{'k': [True, None]}");
+/// ```
+pub fn python_str(value: &Value) -> String {
+    python::str(&python::from_json(value))
+}

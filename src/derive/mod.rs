@@ -1,0 +1,352 @@
+//! Derive a response spec from a chat template by differential rendering (as llama.cpp's
+//! template auto-parser does): render controlled assistant messages with the real template —
+//! with and without reasoning and content, one and two tool calls, arguments of every JSON type —
+//! and locate the markers around each known payload by comparing the renderings. The result is
+//! an x-regex response schema ([`crate::Schema`], loadable by [`crate::runtime::Spec`]) that
+//! parses what the model emits, or a [`DeriveError`] that says why no faithful parser exists.
+//!
+//! ```
+//! let template = "{% for m in messages %}<|{{ m.role }}|>\
+//!     {% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}\
+//!     {{ m.content or '' }}{% for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\
+//!     <|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
+//! let derived = chatparse::derive::derive(template)?;
+//! let spec = chatparse::runtime::Spec::from_json_str(&derived.spec.to_string())?;
+//! let message = spec.parse("<think>Hm.</think>Hi<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call><|end|>")?;
+//! assert_eq!(message["reasoning_content"], "Hm.");
+//! assert_eq!(message["tool_calls"][0]["function"]["arguments"]["a"], 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod calls;
+mod emit;
+mod probe;
+mod text;
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+use crate::render::ChatTemplate;
+use probe::{Msg, Prober, CONTENT, REASONING};
+use text::{first_marker, marker_prefix, trim};
+
+pub use calls::CallFormat;
+
+/// A derived response spec.
+#[derive(Debug, Clone)]
+pub struct Derived {
+    /// The x-regex response schema (JSON).
+    pub spec: Value,
+    /// The tool-call format class found (see [`CallFormat`]).
+    pub class: CallFormat,
+    /// The reasoning class: `none`, `tags`, `prompt-opened tags`.
+    pub reasoning: String,
+    /// What the template drops or writes ambiguously, and the assumptions made, for the reader.
+    pub notes: Vec<String>,
+}
+
+/// Why no parser was derived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeriveError {
+    /// The reason, for a person.
+    pub reason: String,
+}
+
+impl fmt::Display for DeriveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for DeriveError {}
+
+pub(crate) fn fail<T>(reason: impl Into<String>) -> Result<T, DeriveError> {
+    Err(DeriveError {
+        reason: reason.into(),
+    })
+}
+
+/// Reasoning markers found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reasoning {
+    /// The key the template reads reasoning from (and the parser writes).
+    pub key: String,
+    pub open: String,
+    pub close: String,
+    /// The generation prompt may open the block itself (the output then starts inside it).
+    pub open_optional: bool,
+}
+
+/// Everything the analysis found, handed to [`emit`].
+#[derive(Debug, Default)]
+pub(crate) struct Analysis {
+    pub reasoning: Option<Reasoning>,
+    /// Texts that may stand before the content (each optional).
+    pub content_open: Vec<String>,
+    /// Texts that end the turn (after the content or the calls).
+    pub ends: Vec<String>,
+    pub calls: Option<calls::Calls>,
+    pub notes: Vec<String>,
+}
+
+/// The `eos_token` the probes hand the template; a turn that ends with it is read as ending with
+/// any of [`EOS_TOKENS`] (the token is the tokenizer's, not the template's).
+const EOS_PROBE: &str = "<EOS_TOKEN_PROBE>";
+
+/// End-of-sequence tokens accepted where the template writes `eos_token`.
+pub const EOS_TOKENS: &[&str] = &[
+    "</s>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<｜end▁of▁sentence｜>",
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<eos>",
+    "<|end|>",
+    "[EOS]",
+];
+
+/// Derives a response spec from a chat template's source (Jinja).
+pub fn derive(source: &str) -> Result<Derived, DeriveError> {
+    derive_with(source, &Map::new())
+}
+
+/// [`derive`] with template variables the template needs (e.g. `{"functions": "[]"}`); they are
+/// given to every probe rendering.
+pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Derived, DeriveError> {
+    let template = ChatTemplate::new(source)
+        .and_then(|t| t.with_fixed_date(2026, 1, 1))
+        .map_err(|e| DeriveError {
+            reason: format!("the template does not compile: {e}"),
+        })?;
+    let mut base = variables.clone();
+    base.entry("bos_token").or_insert(json!(""));
+    base.entry("eos_token").or_insert(json!(EOS_PROBE));
+    let mut prober = Prober::new(template, base.clone());
+    let mut a = Analysis::default();
+
+    // Content: the turn around a plain answer.
+    let content_msg = Msg {
+        content: Some(CONTENT.into()),
+        ..Msg::default()
+    };
+    let c_turn = prober.turn(&content_msg).map_err(|e| DeriveError {
+        reason: format!("the template cannot render a plain assistant answer: {e}"),
+    })?;
+    let Some(c_at) = c_turn.tail.find(CONTENT) else {
+        return fail(format!(
+            "the plain answer is not in the rendered turn {:?}: the template drops the content of the final turn",
+            c_turn.tail
+        ));
+    };
+    let pre_c = c_turn.tail[..c_at].to_owned();
+    let post_c = c_turn.tail[c_at + CONTENT.len()..].to_owned();
+    push_end(&mut a.ends, &post_c);
+
+    // Reasoning: which key, which variables, which markers.
+    let mut found = None;
+    'search: for vars in [
+        json!({}),
+        json!({"enable_thinking": true}),
+        json!({"thinking": true}),
+    ] {
+        for key in ["reasoning_content", "thinking"] {
+            prober.vars = base.clone();
+            prober
+                .vars
+                .extend(vars.as_object().cloned().unwrap_or_default());
+            prober.reasoning_key = key.into();
+            let m = Msg {
+                content: Some(CONTENT.into()),
+                reasoning: Some(REASONING.into()),
+                ..Msg::default()
+            };
+            if let Ok(t) = prober.turn(&m) {
+                if let (Some(r), Some(c)) = (t.tail.find(REASONING), t.tail.find(CONTENT)) {
+                    if r < c {
+                        found = Some((t, key));
+                        break 'search;
+                    }
+                }
+            }
+        }
+    }
+    let opener = prompt_opener(&prober, source);
+    match found {
+        Some((t, key)) => {
+            let r = t.tail.find(REASONING).unwrap_or(0);
+            let c = t.tail.find(CONTENT).unwrap_or(0);
+            let pre_r = trim(&t.tail[..r]).to_owned();
+            let mid = t.tail[r + REASONING.len()..c].to_owned();
+            push_end(&mut a.ends, &t.tail[c + CONTENT.len()..]);
+            // The closer: what the reasoning's end has in common with the reasoning before a
+            // tool call, else the first marker after the reasoning.
+            let mut close = trim(first_marker(&mid)).to_owned();
+            let with_call = Msg {
+                reasoning: Some(REASONING.into()),
+                calls: vec![probe::Call::new("fnalpha", json!({"argkey": "strvalue"}))],
+                ..Msg::default()
+            };
+            if let Ok(t2) = prober.turn(&with_call) {
+                if let Some(r2) = t2.tail.find(REASONING) {
+                    let mid2 = &t2.tail[r2 + REASONING.len()..];
+                    let common = trim(marker_prefix(&mid, mid2));
+                    if !common.is_empty() {
+                        close = common.to_owned();
+                    }
+                }
+            }
+            if close.is_empty() {
+                return fail(format!(
+                    "reasoning is rendered but no marker closes it before the content ({:?})",
+                    t.tail
+                ));
+            }
+            let rest = trim(&mid[mid.find(&close).unwrap_or(0) + close.len()..]).to_owned();
+            a.content_open.push(rest);
+            let (open, open_optional) = if pre_r.is_empty() {
+                match &opener {
+                    Some(o) => (o.clone(), true),
+                    None => (String::new(), false),
+                }
+            } else {
+                let optional = opener.as_deref() == Some(pre_r.as_str());
+                (pre_r, optional)
+            };
+            if open.is_empty() {
+                a.notes.push(format!(
+                    "reasoning has no opening marker: everything before {close:?} is reasoning"
+                ));
+            }
+            if prober.vars != base {
+                a.notes.push(format!(
+                    "reasoning is rendered only with the template variables {}",
+                    Value::Object(prober.vars.clone())
+                ));
+            }
+            a.reasoning = Some(Reasoning {
+                key: key.into(),
+                open,
+                close,
+                open_optional,
+            });
+        }
+        None => {
+            prober.vars = base.clone();
+            prober.reasoning_key = "reasoning_content".into();
+            if let Some(o) = &opener {
+                // The model writes its reasoning into a block the prompt opened.
+                let close = close_of(o);
+                a.notes.push(format!(
+                    "the template renders no reasoning field; the generation prompt opens {o:?}, so the output starts with reasoning closed by {close:?} (read as reasoning_content)"
+                ));
+                a.reasoning = Some(Reasoning {
+                    key: "reasoning_content".into(),
+                    open: o.clone(),
+                    close,
+                    open_optional: true,
+                });
+            } else {
+                a.notes.push(
+                    "the template renders no reasoning field (reasoning written into the content stays there)"
+                        .into(),
+                );
+            }
+        }
+    }
+    a.content_open
+        .push(strip_empty_reasoning(&pre_c, a.reasoning.as_ref()));
+
+    a.calls = calls::analyze(&mut prober, &mut a)?;
+    let class = a
+        .calls
+        .as_ref()
+        .map_or(CallFormat::None, |c| c.format.clone());
+    let reasoning = match &a.reasoning {
+        None => "none",
+        Some(r) if r.open_optional => "prompt-opened tags",
+        Some(r) if r.open.is_empty() => "delimiter",
+        Some(_) => "tags",
+    }
+    .to_owned();
+    if a.ends.iter().any(|e| e.contains(EOS_PROBE)) {
+        a.notes.push(format!(
+            "the turn ends with the tokenizer's eos_token, which the template does not name: any of {} is read as the end",
+            EOS_TOKENS.join(" ")
+        ));
+    }
+    let spec = emit::spec(&a)?;
+    // The spec must load: a derivation that builds an invalid schema is a bug, said as such.
+    if let Err(e) = crate::Schema::from_value(spec.clone()) {
+        return fail(format!(
+            "internal error: the derived schema is invalid: {e}"
+        ));
+    }
+    Ok(Derived {
+        spec,
+        class,
+        reasoning,
+        notes: a.notes,
+    })
+}
+
+/// Records the trimmed end of a turn (what follows its last payload), if any.
+pub(crate) fn push_end(ends: &mut Vec<String>, s: &str) {
+    let s = trim(s);
+    if !s.is_empty() && !ends.iter().any(|e| e == s) {
+        ends.push(s.to_owned());
+    }
+}
+
+/// `</x>` for `<x>`, `[/X]` for `[X]`.
+fn close_of(open: &str) -> String {
+    if let Some(inner) = open.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
+        format!("</{inner}>")
+    } else if let Some(inner) = open.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        format!("[/{inner}]")
+    } else {
+        String::new()
+    }
+}
+
+/// The reasoning opener a generation prompt ends with (in any thinking mode), when the template
+/// also writes its closer: `<think>` for a prompt ending `<think>\n`.
+fn prompt_opener(prober: &Prober, source: &str) -> Option<String> {
+    for vars in [
+        json!({}),
+        json!({"enable_thinking": true}),
+        json!({"thinking": true}),
+    ] {
+        let Ok(prompt) = prober.prompt_with(vars.as_object().unwrap_or(&Map::new())) else {
+            continue;
+        };
+        let p = prompt.trim_end();
+        let Some(start) = p.rfind(['<', '[']) else {
+            continue;
+        };
+        let tag = &p[start..];
+        let close = close_of(tag);
+        if close.is_empty() || tag.contains(char::is_whitespace) || tag.starts_with("</") {
+            continue;
+        }
+        if source.contains(&close) {
+            return Some(tag.to_owned());
+        }
+    }
+    None
+}
+
+/// The text before a plain answer without an empty reasoning block (`<think>\n\n</think>`).
+pub(crate) fn strip_empty_reasoning(pre: &str, r: Option<&Reasoning>) -> String {
+    let t = trim(pre);
+    if let Some(r) = r {
+        if let Some(at) = t.find(&r.close) {
+            let before = trim(&t[..at]);
+            if before.is_empty() || before == r.open {
+                return trim(&t[at + r.close.len()..]).to_owned();
+            }
+        }
+    }
+    t.to_owned()
+}
