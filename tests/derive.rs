@@ -136,15 +136,11 @@ const KNOWN_GAPS: &[&str] = &[
     "apriel",
     "cohere_command_r7b",
     "deepseek_r1",
-    "deepseek_v3_2",
     "functionary_v3_2",
     "gemma4",
     "kimi_k2",
-    "minimax_m2",
-    "mistral_nemo",
     "nemotron_nano_v2",
     "phi4_mini",
-    "qwen3_5",
     "qwen3_coder",
 ];
 

@@ -382,7 +382,7 @@ fn frame(
             (
                 vec![
                     open,
-                    trim(&h[..h.len().saturating_sub(pre.len())]).to_owned(),
+                    trim(h.trim_end().strip_suffix(pre.as_str()).unwrap_or(&h)).to_owned(),
                 ],
                 pre,
                 post,

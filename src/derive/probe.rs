@@ -151,7 +151,17 @@ impl Prober {
             .template
             .apply(&messages[..2], Some(&tools), true, &self.vars)
             .map_err(|e| e.to_string())?;
-        let n = super::text::common_prefix_len(&full, &prompt);
+        let mut n = super::text::marker_prefix(&full, &prompt).len();
+        // A prompt that is no prefix of the full rendering (e.g. a system prompt moved into the
+        // last user turn): cut after what follows the last user message in both.
+        let question = "Probe question?";
+        if let (Some(qf), Some(qp)) = (full.rfind(question), prompt.rfind(question)) {
+            if n <= qf {
+                let at = qf + question.len();
+                n = at
+                    + super::text::marker_prefix(&full[at..], &prompt[qp + question.len()..]).len();
+            }
+        }
         Ok(Turn {
             tail: full[n..].to_owned(),
             prompt_extra: prompt[n..].trim().to_owned(),
