@@ -134,13 +134,11 @@ const CLASSES: &[(&str, Option<(&str, &str)>)] = &[
 /// (so the list stays true).
 const KNOWN_GAPS: &[&str] = &[
     "apriel",
-    "cohere_command_r7b",
     "deepseek_r1",
     "functionary_v3_2",
     "gemma4",
     "kimi_k2",
     "nemotron_nano_v2",
-    "phi4_mini",
     "qwen3_coder",
 ];
 

@@ -66,7 +66,7 @@ pub(crate) fn spec(a: &Analysis) -> Result<Value, DeriveError> {
     let ends = alt(&a
         .ends
         .iter()
-        .map(|s| lit(s).replace(&lit(super::EOS_PROBE), &eos))
+        .map(|s| lit(s).replace(&lit(super::EOS_PROBE), &format!("{eos}?")))
         .collect::<Vec<_>>());
     if !ends.is_empty() {
         re.push_str(&format!(r"(?:{ends}\s*)*"));

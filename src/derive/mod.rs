@@ -146,6 +146,7 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
 
     // Reasoning: which key, which variables, which markers.
     let mut found = None;
+    let mut found_with_calls = None;
     'search: for vars in [
         json!({}),
         json!({"enable_thinking": true}),
@@ -165,21 +166,51 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
             if let Ok(t) = prober.turn(&m) {
                 if let (Some(r), Some(c)) = (t.tail.find(REASONING), t.tail.find(CONTENT)) {
                     if r < c {
-                        found = Some((t, key));
+                        found = Some((t, key, false));
                         break 'search;
+                    }
+                }
+            }
+            // Reasoning rendered only before tool calls.
+            let m = Msg {
+                reasoning: Some(REASONING.into()),
+                calls: vec![probe::Call::new("fnalpha", json!({"argkey": "strvalue"}))],
+                ..Msg::default()
+            };
+            if let Ok(t) = prober.turn(&m) {
+                if let (Some(r), Some(c)) = (t.tail.find(REASONING), t.tail.find("fnalpha")) {
+                    if r < c {
+                        found_with_calls.get_or_insert((t, key, prober.vars.clone()));
                     }
                 }
             }
         }
     }
     let opener = prompt_opener(&prober, source);
+    if found.is_none() {
+        if let Some((t, key, vars)) = found_with_calls {
+            prober.vars = vars;
+            prober.reasoning_key = key.into();
+            a.notes.push(
+                "reasoning is rendered only on turns with tool calls: a plain answer's reasoning is dropped"
+                    .into(),
+            );
+            found = Some((t, key, true));
+        }
+    }
     match found {
-        Some((t, key)) => {
+        Some((t, key, only_calls)) => {
             let r = t.tail.find(REASONING).unwrap_or(0);
-            let c = t.tail.find(CONTENT).unwrap_or(0);
+            let c = if only_calls {
+                t.tail.find("fnalpha").unwrap_or(0)
+            } else {
+                t.tail.find(CONTENT).unwrap_or(0)
+            };
             let pre_r = trim(&t.tail[..r]).to_owned();
             let mid = t.tail[r + REASONING.len()..c].to_owned();
-            push_end(&mut a.ends, &t.tail[c + CONTENT.len()..]);
+            if !only_calls {
+                push_end(&mut a.ends, &t.tail[c + CONTENT.len()..]);
+            }
             // The closer: what the reasoning's end has in common with the reasoning before a
             // tool call, else the first marker after the reasoning.
             let mut close = trim(first_marker(&mid)).to_owned();
@@ -203,8 +234,10 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
                     t.tail
                 ));
             }
-            let rest = trim(&mid[mid.find(&close).unwrap_or(0) + close.len()..]).to_owned();
-            a.content_open.push(rest);
+            if !only_calls {
+                let rest = trim(&mid[mid.find(&close).unwrap_or(0) + close.len()..]).to_owned();
+                a.content_open.push(rest);
+            }
             let (open, open_optional) = if pre_r.is_empty() {
                 match &opener {
                     Some(o) => (o.clone(), true),
