@@ -344,7 +344,7 @@ pub(crate) fn analyze(p: &mut Prober, a: &mut Analysis) -> Result<Option<Calls>,
     if s0.trim().starts_with('{') && s1.starts_with(':') {
         let delim = &s1[1..];
         if delim == "<|\"|>" {
-            return gemma(&t1, t2.as_deref(), name_at, a, &strip, calls_first).map(Some);
+            return gemma(&t1, t2.as_deref(), name_at, p, a, &strip, calls_first).map(Some);
         }
         return fail(format!(
             "tool-call arguments are written in an unknown JSON dialect (bare keys, strings in {delim:?}): {t1:?}"
@@ -945,6 +945,7 @@ fn gemma(
     t1: &str,
     t2: Option<&str>,
     name_at: usize,
+    p: &Prober,
     a: &mut Analysis,
     strip: &dyn Fn(&str) -> String,
     calls_first: bool,
@@ -978,10 +979,22 @@ fn gemma(
     } else {
         format!("{}|", lit(&post))
     };
-    let mut props = item_properties(
-        false,
-        json!({"type": "object", "x-parser": "gemma4-tool-call", "additionalProperties": {}}),
-    );
+    let mut arguments =
+        json!({"type": "object", "x-parser": "gemma4-tool-call", "additionalProperties": {}});
+    // How null is written: the dialect has JSON's null; a template may print Python's None.
+    let null_msg = Msg {
+        calls: vec![Call::new(A1, json!({"argkey": null, "argtwo": [null]}))],
+        ..Msg::default()
+    };
+    if p.turn(&null_msg).is_ok_and(|t| t.tail.contains(":None")) {
+        a.notes
+            .push("null argument values are written as Python's None: read back as null".into());
+        arguments["x-regex-substitutions"] = json!([
+            [r"([:\[,])None([,}\]])", r"\1null\2"],
+            [r"([:\[,])None([,}\]])", r"\1null\2"]
+        ]);
+    }
+    let mut props = item_properties(false, arguments);
     props["function"]["x-regex"] = json!(format!(
         r"^\s*(?P<name>{NAME_RE})\s*(?P<arguments>\{{.*\}})\s*$"
     ));

@@ -178,7 +178,8 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
                 ..Msg::default()
             };
             if let Ok(t) = prober.turn(&m) {
-                if let (Some(r), Some(c)) = (t.tail.find(REASONING), t.tail.find("fnalpha")) {
+                let call = t.tail.find("fnalpha").or_else(|| t.tail.find("call00000"));
+                if let (Some(r), Some(c)) = (t.tail.find(REASONING), call) {
                     if r < c {
                         found_with_calls.get_or_insert((t, key, prober.vars.clone()));
                     }
@@ -202,7 +203,10 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
         Some((t, key, only_calls)) => {
             let r = t.tail.find(REASONING).unwrap_or(0);
             let c = if only_calls {
-                t.tail.find("fnalpha").unwrap_or(0)
+                t.tail
+                    .find("fnalpha")
+                    .or_else(|| t.tail.find("call00000"))
+                    .unwrap_or(0)
             } else {
                 t.tail.find(CONTENT).unwrap_or(0)
             };
@@ -219,7 +223,9 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
                 calls: vec![probe::Call::new("fnalpha", json!({"argkey": "strvalue"}))],
                 ..Msg::default()
             };
-            if let Ok(t2) = prober.turn(&with_call) {
+            if only_calls {
+                // The closer is the first marker after the reasoning.
+            } else if let Ok(t2) = prober.turn(&with_call) {
                 if let Some(r2) = t2.tail.find(REASONING) {
                     let mid2 = &t2.tail[r2 + REASONING.len()..];
                     let common = trim(marker_prefix(&mid, mid2));
