@@ -141,9 +141,7 @@ const KNOWN_GAPS: &[&str] = &[
 
 /// Templates whose derived classes differ from `CLASSES` yet (work left).
 const KNOWN_CLASS_GAPS: &[&str] = &[
-    "google-gemma-4-31B-it-interleaved.jinja",
     "meetkai-functionary-medium-v3.2.jinja",
-    "moonshotai-Kimi-K2-Thinking.jinja",
 ];
 
 fn families() -> Vec<rt::Family> {
