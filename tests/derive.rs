@@ -135,14 +135,11 @@ const CLASSES: &[(&str, Option<(&str, &str)>)] = &[
 const KNOWN_GAPS: &[&str] = &[
     // The template reads no reasoning field; the shipped schema writes `thinking`, a derived
     // parser `reasoning_content` (the key cannot be derived from the template).
-    "functionary_v3_2",
     "nemotron_nano_v2",
 ];
 
 /// Templates whose derived classes differ from `CLASSES` yet (work left).
-const KNOWN_CLASS_GAPS: &[&str] = &[
-    "meetkai-functionary-medium-v3.2.jinja",
-];
+const KNOWN_CLASS_GAPS: &[&str] = &[];
 
 fn families() -> Vec<rt::Family> {
     let mut out = Vec::new();

@@ -642,12 +642,28 @@ fn tag_json(
         a,
         strip,
     );
-    let pre = if p.functions_ids {
+    let mut pre = if p.functions_ids {
         // The id's `functions.` belongs to the name part.
         pre.strip_suffix("functions.").unwrap_or(&pre).to_owned()
     } else {
         pre
     };
+    // The first call's opener may be the generation prompt's end (`>>>`): later calls show it.
+    let mut prompt_opened = false;
+    if pre.is_empty() {
+        if let Some((t2, c1, c2, _, _)) = span2 {
+            let b = t2[c1.end..c2.start].trim();
+            let b = trim(b.strip_prefix(post.as_str()).unwrap_or(b));
+            let prompt = p.prompt_with(&serde_json::Map::new()).unwrap_or_default();
+            if !b.is_empty() && prompt.trim_end().ends_with(b) {
+                a.notes.push(format!(
+                    "the generation prompt ends with the call opener {b:?}: the first call starts without it"
+                ));
+                pre = b.to_owned();
+                prompt_opened = true;
+            }
+        }
+    }
     if pre.is_empty() {
         return fail(format!(
             "no marker opens a tool call (the name stands bare in {t1:?}): the call cannot be told from content"
@@ -672,7 +688,23 @@ fn tag_json(
     } else {
         format!("{}|", lit(&post))
     };
-    let iter = format!(r"{}(.*?)(?:{post_alt}(?={})|$)", lit(&pre), lit(&pre));
+    let first = if prompt_opened {
+        format!("(?:^|{})", lit(&pre))
+    } else {
+        lit(&pre)
+    };
+    let iter = format!(r"{first}(.*?)(?:{post_alt}(?={})|$)", lit(&pre));
+    let start = if prompt_opened {
+        // Only at the start of the output or after the opener, and with the exact separator:
+        // a bare name is otherwise too easily a word of the content.
+        format!(
+            r"(?:^|{}){NAME_RE}{}\{{",
+            lit(&pre),
+            super::text::exact(mid)
+        )
+    } else {
+        lit(&pre)
+    };
     let mut item = serde_json::Map::new();
     item.insert("type".into(), json!("object"));
     let mut props = item_properties(
@@ -690,7 +722,7 @@ fn tag_json(
     Ok(Calls {
         format,
         sec_open,
-        start: lit(&pre),
+        start,
         each,
         calls_first,
         node: json!({"type": "array", "x-regex-iterator": iter, "items": Value::Object(item)}),
