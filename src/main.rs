@@ -55,6 +55,10 @@ enum Command {
     Derive {
         /// The chat template: a .jinja file.
         template: PathBuf,
+        /// A template variable the template needs, its value as JSON (e.g. `functions="[]"`);
+        /// repeatable.
+        #[arg(long = "var", value_name = "KEY=JSON")]
+        vars: Vec<String>,
     },
 }
 
@@ -244,7 +248,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "render")]
         Command::Render(args) => render(args),
         #[cfg(feature = "render")]
-        Command::Derive { template } => derive(&template),
+        Command::Derive { template, vars } => derive(&template, &vars),
     };
     match result {
         Ok(code) => code,
@@ -412,6 +416,14 @@ fn parse_spec(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let input = read_input(args.file.as_ref())?;
     let text = utf8_text(&input)?;
     let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    if spec.streamable().is_err() && tools.is_none() {
+        // An x-regex schema that cannot stream (e.g. one `chatparse derive` wrote): the one-shot
+        // parse, which reads the prompt as `Spec::parse_with_prefix` does.
+        let message = spec
+            .parse_with_prefix(text, prefix.as_deref().unwrap_or(""))
+            .map_err(parse_failure)?;
+        return print_json(&message, args.pretty);
+    }
     let mut stream = spec
         .stream(prefix.as_deref(), tools.as_deref())
         .map_err(|e| setup_failure(&args.schema, e))?;
@@ -886,10 +898,26 @@ fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
 /// `chatparse derive`: the derived schema on stdout, its class and notes on stderr; exit 2 when
 /// the template cannot be read or no faithful parser can be derived.
 #[cfg(feature = "render")]
-fn derive(path: &std::path::Path) -> Result<ExitCode, Failure> {
+fn derive(path: &std::path::Path, vars: &[String]) -> Result<ExitCode, Failure> {
     let source = std::fs::read_to_string(path)
         .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))?;
-    let derived = chatparse::derive::derive(&source).map_err(|e| {
+    let mut extra = serde_json::Map::new();
+    for var in vars {
+        let Some((key, json)) = var.split_once('=') else {
+            return Err(Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("--var {var}: expected KEY=JSON"),
+            ));
+        };
+        let value = serde_json::from_str(json).map_err(|e| {
+            Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("--var {key}: the value is not JSON ({e}); a string is written \"…\""),
+            )
+        })?;
+        extra.insert(key.to_owned(), value);
+    }
+    let derived = chatparse::derive::derive_with(&source, &extra).map_err(|e| {
         Failure::new(
             EXIT_BAD_SCHEMA,
             format!("{}: cannot derive a parser: {e}", path.display()),
