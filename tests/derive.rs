@@ -7,7 +7,6 @@
 
 #[allow(dead_code)]
 mod roundtrip_support;
-#[allow(dead_code)]
 mod support;
 
 use std::path::PathBuf;

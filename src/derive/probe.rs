@@ -39,11 +39,6 @@ pub struct Msg {
 pub struct Turn {
     /// The text after the generation prompt (or after the common prefix with it).
     pub tail: String,
-    /// What the generation prompt has beyond the common prefix (e.g. an opened `<think>\n` that
-    /// the full rendering does not have), trimmed.
-    pub prompt_extra: String,
-    /// The generation prompt.
-    pub prompt: String,
 }
 
 /// How the messages are handed to the template (found by trying, see `super::setup`).
@@ -164,8 +159,6 @@ impl Prober {
         }
         Ok(Turn {
             tail: full[n..].to_owned(),
-            prompt_extra: prompt[n..].trim().to_owned(),
-            prompt,
         })
     }
 

@@ -267,6 +267,18 @@ pub fn json_dumps(value: &Value) -> String {
         .unwrap_or_else(|_| value.to_string())
 }
 
+/// Python's `str(value)` of a JSON value, as a template prints it (`True`, `None`,
+/// `{'k': 'v'}`, `[1, 'x']`; a string unchanged).
+///
+/// ```
+/// use serde_json::json;
+///
+/// assert_eq!(chatparse::render::python_str(&json!({"k": [true, null]})), "{'k': [True, None]}");
+/// ```
+pub fn python_str(value: &Value) -> String {
+    python::str(&python::from_json(value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,16 +324,4 @@ mod tests {
             .unwrap();
         assert!(year >= 2025, "{year}");
     }
-}
-
-/// Python's `str(value)` of a JSON value, as a template prints it (`True`, `None`,
-/// `{'k': 'v'}`, `[1, 'x']`; a string unchanged).
-///
-/// ```
-/// use serde_json::json;
-///
-/// assert_eq!(chatparse::render::python_str(&json!({"k": [true, null]})), "{'k': [True, None]}");
-/// ```
-pub fn python_str(value: &Value) -> String {
-    python::str(&python::from_json(value))
 }

@@ -924,6 +924,7 @@ pub fn family_test(name: &str) -> Result<String, String> {
 /// Run every conversation of one family with another parser (e.g. one derived from the
 /// template): the original message must come back, or the family's stated loss (a parser that
 /// loses less than the shipped one passes).
+#[allow(dead_code)] // used by tests/derive.rs
 pub fn run_family_with(
     family: &Family,
     templates: &Path,
