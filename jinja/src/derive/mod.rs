@@ -2,7 +2,7 @@
 //! template auto-parser does): render controlled assistant messages with the real template —
 //! with and without reasoning and content, one and two tool calls, arguments of every JSON type —
 //! and locate the markers around each known payload by comparing the renderings. The result is
-//! an x-regex response schema ([`crate::Schema`], loadable by [`crate::runtime::Spec`]) that
+//! an x-regex response schema ([`chatparse_runtime::Schema`], loadable by [`chatparse_runtime::Spec`]) that
 //! parses what the model emits, or a [`DeriveError`] that says why no faithful parser exists.
 //!
 //! ```
@@ -10,8 +10,8 @@
 //!     {% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}\
 //!     {{ m.content or '' }}{% for c in m.tool_calls or [] %}<tool_call>{{ c.function | tojson }}</tool_call>{% endfor %}\
 //!     <|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}";
-//! let derived = chatparse::derive::derive(template)?;
-//! let spec = chatparse::runtime::Spec::from_json_str(&derived.spec.to_string())?;
+//! let derived = chatparse_jinja::derive::derive(template)?;
+//! let spec = chatparse_runtime::Spec::from_json_str(&derived.spec.to_string())?;
 //! let message = spec.parse("<think>Hm.</think>Hi<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call><|end|>")?;
 //! assert_eq!(message["reasoning_content"], "Hm.");
 //! assert_eq!(message["tool_calls"][0]["function"]["arguments"]["a"], 1);
@@ -317,7 +317,7 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
     }
     let spec = emit::spec(&a)?;
     // The spec must load: a derivation that builds an invalid schema is a bug, said as such.
-    if let Err(e) = crate::Schema::from_value(spec.clone()) {
+    if let Err(e) = chatparse_runtime::Schema::from_value(spec.clone()) {
         return fail(format!(
             "internal error: the derived schema is invalid: {e}"
         ));
