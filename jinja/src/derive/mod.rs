@@ -115,6 +115,47 @@ pub fn derive(source: &str) -> Result<Derived, DeriveError> {
 /// [`derive`] with template variables the template needs (e.g. `{"functions": "[]"}`); they are
 /// given to every probe rendering.
 pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Derived, DeriveError> {
+    // A template variable the template needs and nobody gave (Firefunction's `functions`): the
+    // probes are rendered again with it set to an empty string, and the derivation says so.
+    let mut vars = variables.clone();
+    let mut added = Vec::new();
+    loop {
+        match derive_once(source, &vars) {
+            Err(e) if added.len() < 4 => {
+                let Some(name) = undefined_variable(&e.reason) else {
+                    return Err(e);
+                };
+                if vars.contains_key(&name)
+                    || ["messages", "tools", "message"].contains(&name.as_str())
+                {
+                    return Err(e);
+                }
+                vars.insert(name.clone(), json!(""));
+                added.push(name);
+            }
+            Ok(mut derived) => {
+                for name in added {
+                    derived.notes.push(format!(
+                        "the template needs the variable `{name}`, which was not given: derived with {name} = \"\" (give it with --var)"
+                    ));
+                }
+                return Ok(derived);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The variable a render error says is undefined (minijinja: ``(`name` is undefined)``).
+fn undefined_variable(reason: &str) -> Option<String> {
+    let end = reason.find("` is undefined")?;
+    let start = reason[..end].rfind('`')? + 1;
+    let name = &reason[start..end];
+    (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .then(|| name.to_owned())
+}
+
+fn derive_once(source: &str, variables: &Map<String, Value>) -> Result<Derived, DeriveError> {
     let template = ChatTemplate::new(source)
         .and_then(|t| t.with_fixed_date(2026, 1, 1))
         .map_err(|e| DeriveError {
@@ -317,11 +358,15 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
     }
     let spec = emit::spec(&a)?;
     // The spec must load: a derivation that builds an invalid schema is a bug, said as such.
-    if let Err(e) = chatparse_runtime::Schema::from_value(spec.clone()) {
-        return fail(format!(
-            "internal error: the derived schema is invalid: {e}"
-        ));
-    }
+    let schema = match chatparse_runtime::Schema::from_value(spec.clone()) {
+        Ok(schema) => schema,
+        Err(e) => {
+            return fail(format!(
+                "internal error: the derived schema is invalid: {e}"
+            ))
+        }
+    };
+    verify(&prober, &schema, &a)?;
     Ok(Derived {
         spec,
         class,
@@ -388,4 +433,146 @@ pub(crate) fn strip_empty_reasoning(pre: &str, r: Option<&Reasoning>) -> String 
         }
     }
     t.to_owned()
+}
+
+/// The derived parser must read the template's own renderings of the probes back: the plain
+/// answer, reasoning, one and two calls, empty and rich arguments, a name with a dot and a dash
+/// (what the template drops aside). Otherwise two readings fit the renderings, or a marker was
+/// not isolated: refuse rather than emit a parser that loses data.
+fn verify(
+    prober: &Prober,
+    schema: &chatparse_runtime::Schema,
+    a: &Analysis,
+) -> Result<(), DeriveError> {
+    use probe::Call;
+    let mut probes: Vec<(&str, Msg)> = vec![(
+        "a plain answer",
+        Msg {
+            content: Some(CONTENT.into()),
+            ..Msg::default()
+        },
+    )];
+    if a.reasoning.is_some() {
+        probes.push((
+            "reasoning and an answer",
+            Msg {
+                content: Some(CONTENT.into()),
+                reasoning: Some(REASONING.into()),
+                ..Msg::default()
+            },
+        ));
+    }
+    if a.calls.is_some() {
+        let args = json!({"argkey": "strvalue", "argtwo": "valtwo"});
+        let rich = json!({"argkey": "say \"hi\"\nnext line ü 🙂", "argtwo": {"n": 7, "f": 2.5, "t": true, "z": null, "l": [1, "x"]}});
+        for (what, calls) in [
+            ("one call", vec![Call::new("fnalpha", args.clone())]),
+            (
+                "two calls",
+                vec![
+                    Call::new("fnalpha", args.clone()),
+                    Call::new("fnbeta", json!({"argkey": "valthree"})),
+                ],
+            ),
+            ("empty arguments", vec![Call::new("fnalpha", json!({}))]),
+            (
+                "a name with a dot and a dash",
+                vec![Call::new("ns.fn-gamma", args.clone())],
+            ),
+            ("rich arguments", vec![Call::new("fnalpha", rich)]),
+        ] {
+            probes.push((
+                what,
+                Msg {
+                    calls,
+                    ..Msg::default()
+                },
+            ));
+        }
+    }
+    for (what, m) in probes {
+        let Ok(turn) = prober.turn(&m) else { continue };
+        // What the template wrote of the message is what must come back.
+        let mut want = Map::new();
+        if let Some(c) = &m.content {
+            if turn.tail.contains(c.as_str()) {
+                want.insert("content".into(), json!(c));
+            }
+        }
+        if let (Some(r), Some(ra)) = (&m.reasoning, &a.reasoning) {
+            if turn.tail.contains(r.as_str()) {
+                want.insert(ra.key.clone(), json!(r));
+            }
+        }
+        let rendered: Vec<&probe::Call> = m
+            .calls
+            .iter()
+            .filter(|c| turn.tail.contains(&c.name))
+            .collect();
+        if !rendered.is_empty() {
+            let calls = rendered
+                .iter()
+                .map(|c| json!({"type": "function", "function": {"name": c.name, "arguments": c.args}}))
+                .collect();
+            want.insert("tool_calls".into(), Value::Array(calls));
+        }
+        let python_nested = turn.tail.contains("'x'");
+        let want = Value::Object(want);
+        // The probes' eos_token stands for the tokenizer's: read with a real one.
+        let tail = turn.tail.replace(EOS_PROBE, EOS_TOKENS[0]);
+        let got = schema.parse(&tail).map_err(|e| DeriveError {
+            reason: format!(
+                "the derived parser cannot read the template's own rendering of {what} ({:?}): {e}",
+                turn.tail
+            ),
+        })?;
+        if !agrees(&got, &want, python_nested) {
+            return fail(format!(
+                "the derived parser does not read back the template's own rendering of {what}: {:?} gives {got}, not {want}; the markers cannot be isolated",
+                turn.tail
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `got` has what `want` has (role aside; call ids ignored; numbers by value; with
+/// `python_nested`, only the string argument is compared: nested values written as Python
+/// literals are a stated loss).
+fn agrees(got: &Value, want: &Value, python_nested: bool) -> bool {
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+    let (Some(g), Some(w)) = (got.as_object(), want.as_object()) else {
+        return false;
+    };
+    for key in ["content", "reasoning_content", "thinking"] {
+        if g.get(key) != w.get(key) {
+            return false;
+        }
+    }
+    let calls = |v: &Map<String, Value>| v.get("tool_calls").and_then(Value::as_array).cloned();
+    match (calls(g), calls(w)) {
+        (None, None) => true,
+        (Some(gc), Some(wc)) if gc.len() == wc.len() => gc.iter().zip(&wc).all(|(g, w)| {
+            let (gf, wf) = (&g["function"], &w["function"]);
+            let (ga, wa) = (&gf["arguments"], &wf["arguments"]);
+            gf["name"] == wf["name"]
+                && if python_nested {
+                    ga.get("argkey") == wa.get("argkey")
+                } else {
+                    same(ga, wa)
+                }
+        }),
+        _ => false,
+    }
 }
