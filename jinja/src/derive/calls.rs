@@ -7,7 +7,7 @@ use std::fmt;
 use serde_json::{json, Value};
 
 use super::probe::{Call, Msg, Prober};
-use super::text::{exact_soft, find_all, first_marker, lit, marker_prefix, marker_suffix, trim};
+use super::text::{exact_soft, first_marker, lit, marker_prefix, marker_suffix, trim};
 use super::{fail, push_end, strip_empty_reasoning, Analysis, DeriveError};
 
 /// How a template writes tool calls.
@@ -631,7 +631,6 @@ fn tag_json(
         });
         (mid_re(mid, m2.as_deref())?, None)
     };
-    let _ = je;
     let (sec_open, pre, post) = frame(
         t1,
         Span {
@@ -734,7 +733,6 @@ fn tag_json(
 /// appear.
 fn value_writing(
     p: &Prober,
-    kpre: &str,
     kpost: &str,
     a: &mut Analysis,
 ) -> Result<(Vec<String>, bool), DeriveError> {
@@ -801,7 +799,6 @@ fn value_writing(
                 ));
             }
         }
-        let _ = kpre;
         if !kmids.contains(&delim) {
             kmids.push(delim);
         }
@@ -835,7 +832,7 @@ fn tagged(
     }
     let mid = &s0[..s0.len() - kpre_raw.len()];
     let kpost = s2[..s2.len() - kpre_raw.len()].to_owned();
-    let (kmids, python) = value_writing(p, &kpre, &kpost, a)?;
+    let (kmids, python) = value_writing(p, &kpost, a)?;
     let last_value_end = name_end + pos[3] + 6;
     let span2 = t2.and_then(|t2| {
         let n1 = t2.find(A1)?;
@@ -897,8 +894,6 @@ fn tagged(
     } else {
         format!("{}|", lit(&post))
     };
-    // Empty arguments must read back as {}.
-    let _ = find_all;
     Ok(Calls {
         format: CallFormat::TaggedParameters,
         sec_open,

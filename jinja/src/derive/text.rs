@@ -154,11 +154,6 @@ pub fn alt(alts: &[String]) -> String {
     )
 }
 
-/// Every byte offset where `needle` occurs in `hay`.
-pub fn find_all(hay: &str, needle: &str) -> Vec<usize> {
-    hay.match_indices(needle).map(|(i, _)| i).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
