@@ -576,3 +576,70 @@ fn agrees(got: &Value, want: &Value, python_nested: bool) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(template: &str, output: &str) -> (Derived, Value) {
+        let derived = derive(template).unwrap_or_else(|e| panic!("{e}"));
+        let schema = chatparse_runtime::Schema::from_value(derived.spec.clone()).unwrap();
+        let message = schema.parse(output).unwrap();
+        (derived, message)
+    }
+
+    /// Calls as the message's own `tool_calls` list (nested `function`, ids), `[THINK]` tags.
+    #[test]
+    fn nested_json_array_with_ids() {
+        let template = r#"{%- for m in messages %}<|{{ m.role }}|>{% if m.reasoning_content %}[THINK]{{ m.reasoning_content }}[/THINK]{% endif %}{{ m.content or '' }}{% if m.tool_calls %}<calls>{{ m.tool_calls | tojson }}</calls>{% endif %}</s>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"#;
+        let (d, m) = parse(
+            template,
+            r#"[THINK]hm[/THINK]ok<calls>[{"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]</calls></s>"#,
+        );
+        assert_eq!(d.class, CallFormat::JsonArray);
+        assert_eq!(m["reasoning_content"], "hm");
+        assert_eq!(m["content"], "ok");
+        assert_eq!(m["tool_calls"][0]["id"], "c1");
+        assert_eq!(m["tool_calls"][0]["function"]["arguments"], json!({"a": 1}));
+    }
+
+    /// `<call name=…><param name=…>` with raw strings and JSON for the rest; dotted names.
+    #[test]
+    fn tagged_parameters_with_attributes() {
+        let template = r#"{%- for m in messages %}<|{{ m.role }}|>{{ m.content or '' }}{% for c in m.tool_calls or [] %}<call name="{{ c.function.name }}">{% for k, v in c.function.arguments.items() %}<param name="{{ k }}">{{ v if v is string else v | tojson }}</param>{% endfor %}</call>{% endfor %}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"#;
+        let (d, m) = parse(
+            template,
+            r#"Sure.<call name="get.x-y"><param name="a">hello world</param><param name="n">3</param></call><|end|>"#,
+        );
+        assert_eq!(d.class, CallFormat::TaggedParameters);
+        assert_eq!(m["content"], "Sure.");
+        assert_eq!(m["tool_calls"][0]["function"]["name"], "get.x-y");
+        assert_eq!(
+            m["tool_calls"][0]["function"]["arguments"],
+            json!({"a": "hello world", "n": 3})
+        );
+    }
+
+    /// `[TOOL_CALLS]name[ARGS]{…}` repeated, `[THINK]…[/THINK]`.
+    #[test]
+    fn name_prefix_calls() {
+        let template = r#"{%- for m in messages %}[{{ m.role | upper }}]{% if m.role == 'assistant' %}{% if m.reasoning_content %}[THINK]{{ m.reasoning_content }}[/THINK]{% endif %}{{ m.content or '' }}{% for c in m.tool_calls or [] %}[TOOL_CALLS]{{ c.function.name }}[ARGS]{{ c.function.arguments | tojson }}{% endfor %}</s>{% else %}{{ m.content }}{% endif %}{% endfor %}{% if add_generation_prompt %}[ASSISTANT]{% endif %}"#;
+        let (d, m) = parse(
+            template,
+            r#"[THINK]hm[/THINK][TOOL_CALLS]f[ARGS]{"a": [1]}[TOOL_CALLS]g[ARGS]{}</s>"#,
+        );
+        assert_eq!(d.class, CallFormat::NamePrefix);
+        assert_eq!(d.reasoning, "tags");
+        assert_eq!(m["reasoning_content"], "hm");
+        assert_eq!(m["tool_calls"][1]["function"]["name"], "g");
+        assert_eq!(m["tool_calls"][1]["function"]["arguments"], json!({}));
+    }
+
+    /// A call that nothing tells from content is refused, with the reason.
+    #[test]
+    fn bare_calls_are_refused() {
+        let template = "{%- for m in messages %}{{ m.role }}: {{ m.content or '' }}{% for c in m.tool_calls or [] %}{{ c.function.name }} {{ c.function.arguments | tojson }}{% endfor %}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}";
+        let e = derive(template).unwrap_err();
+        assert!(e.reason.contains("cannot be told from content"), "{e}");
+    }
+}
