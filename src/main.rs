@@ -59,6 +59,10 @@ enum Command {
         /// repeatable.
         #[arg(long = "var", value_name = "KEY=JSON")]
         vars: Vec<String>,
+        /// The key reasoning is written to when the template reads no reasoning field (its
+        /// generation prompt opens a block the model writes into); default reasoning_content.
+        #[arg(long, value_name = "KEY")]
+        reasoning_key: Option<String>,
     },
 }
 
@@ -248,7 +252,11 @@ fn main() -> ExitCode {
         #[cfg(feature = "render")]
         Command::Render(args) => render(args),
         #[cfg(feature = "render")]
-        Command::Derive { template, vars } => derive(&template, &vars),
+        Command::Derive {
+            template,
+            vars,
+            reasoning_key,
+        } => derive(&template, &vars, reasoning_key),
     };
     match result {
         Ok(code) => code,
@@ -898,7 +906,11 @@ fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
 /// `chatparse derive`: the derived schema on stdout, its class and notes on stderr; exit 2 when
 /// the template cannot be read or no faithful parser can be derived.
 #[cfg(feature = "render")]
-fn derive(path: &std::path::Path, vars: &[String]) -> Result<ExitCode, Failure> {
+fn derive(
+    path: &std::path::Path,
+    vars: &[String],
+    reasoning_key: Option<String>,
+) -> Result<ExitCode, Failure> {
     let source = std::fs::read_to_string(path)
         .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))?;
     let mut extra = serde_json::Map::new();
@@ -917,7 +929,11 @@ fn derive(path: &std::path::Path, vars: &[String]) -> Result<ExitCode, Failure> 
         })?;
         extra.insert(key.to_owned(), value);
     }
-    let derived = chatparse::derive::derive_with(&source, &extra).map_err(|e| {
+    let options = chatparse::derive::Options {
+        variables: extra,
+        reasoning_key,
+    };
+    let derived = chatparse::derive::derive_opts(&source, &options).map_err(|e| {
         Failure::new(
             EXIT_BAD_SCHEMA,
             format!("{}: cannot derive a parser: {e}", path.display()),

@@ -115,12 +115,35 @@ pub fn derive(source: &str) -> Result<Derived, DeriveError> {
 /// [`derive`] with template variables the template needs (e.g. `{"functions": "[]"}`); they are
 /// given to every probe rendering.
 pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Derived, DeriveError> {
+    derive_opts(
+        source,
+        &Options {
+            variables: variables.clone(),
+            ..Options::default()
+        },
+    )
+}
+
+/// What a derivation may be told besides the template.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Template variables given to every probe rendering.
+    pub variables: Map<String, Value>,
+    /// The key reasoning is written to when the template reads no reasoning field (its
+    /// generation prompt opens a block the model writes into); default `reasoning_content`. A
+    /// template that reads a reasoning field names the key itself.
+    pub reasoning_key: Option<String>,
+}
+
+/// [`derive`] with [`Options`].
+pub fn derive_opts(source: &str, options: &Options) -> Result<Derived, DeriveError> {
+    let variables = &options.variables;
     // A template variable the template needs and nobody gave (Firefunction's `functions`): the
     // probes are rendered again with it set to an empty string, and the derivation says so.
     let mut vars = variables.clone();
     let mut added = Vec::new();
     loop {
-        match derive_once(source, &vars) {
+        match derive_once(source, &vars, options.reasoning_key.as_deref()) {
             Err(e) if added.len() < 4 => {
                 let Some(name) = undefined_variable(&e.reason) else {
                     return Err(e);
@@ -155,7 +178,11 @@ fn undefined_variable(reason: &str) -> Option<String> {
         .then(|| name.to_owned())
 }
 
-fn derive_once(source: &str, variables: &Map<String, Value>) -> Result<Derived, DeriveError> {
+fn derive_once(
+    source: &str,
+    variables: &Map<String, Value>,
+    free_key: Option<&str>,
+) -> Result<Derived, DeriveError> {
     let template = ChatTemplate::new(source)
         .and_then(|t| t.with_fixed_date(2026, 1, 1))
         .map_err(|e| DeriveError {
@@ -319,10 +346,11 @@ fn derive_once(source: &str, variables: &Map<String, Value>) -> Result<Derived, 
                 // The model writes its reasoning into a block the prompt opened.
                 let close = close_of(o);
                 a.notes.push(format!(
-                    "the template renders no reasoning field; the generation prompt opens {o:?}, so the output starts with reasoning closed by {close:?} (read as reasoning_content)"
+                    "the template renders no reasoning field; the generation prompt opens {o:?}, so the output starts with reasoning closed by {close:?} (read as {})",
+                    free_key.unwrap_or("reasoning_content")
                 ));
                 a.reasoning = Some(Reasoning {
-                    key: "reasoning_content".into(),
+                    key: free_key.unwrap_or("reasoning_content").into(),
                     open: o.clone(),
                     close,
                     open_optional: true,
