@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Chat templates (Jinja) for chatparse, re-exported by the `chatparse` crate as
 //! `chatparse::render` and `chatparse::derive` (feature `render`), and used by the
 //! `response_parser!(chat_template = "…")` macro at build time:
