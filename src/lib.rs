@@ -144,11 +144,15 @@ pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, Sch
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;
 
+/// Derive a response schema from a chat template (crate `chatparse-jinja`).
+#[cfg(feature = "render")]
+pub use chatparse_jinja::derive;
 pub mod grammar;
 #[cfg(feature = "models")]
 pub mod models;
 pub mod parsers;
+/// Render chat templates as transformers does (crate `chatparse-jinja`).
 #[cfg(feature = "render")]
-pub mod render;
+pub use chatparse_jinja::render;
 pub mod shipped;
 pub mod templates;

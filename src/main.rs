@@ -48,6 +48,22 @@ enum Command {
     /// does and print the prompt.
     #[cfg(feature = "render")]
     Render(RenderArgs),
+    /// Derive a response spec (an x-regex response schema) from a chat template by rendering
+    /// controlled messages with it; print it as JSON (the format class and what the template
+    /// drops go to stderr), or exit 2 with the reason no faithful parser exists.
+    #[cfg(feature = "render")]
+    Derive {
+        /// The chat template: a .jinja file.
+        template: PathBuf,
+        /// A template variable the template needs, its value as JSON (e.g. `functions="[]"`);
+        /// repeatable.
+        #[arg(long = "var", value_name = "KEY=JSON")]
+        vars: Vec<String>,
+        /// The key reasoning is written to when the template reads no reasoning field (its
+        /// generation prompt opens a block the model writes into); default reasoning_content.
+        #[arg(long, value_name = "KEY")]
+        reasoning_key: Option<String>,
+    },
     /// Print a grammar for constrained decoding: the family's output format with the given tools
     /// (GBNF for llama.cpp, Lark for llguidance, xgrammar's structural tag), or the format in
     /// words for a prompt (`--format instruction`).
@@ -281,6 +297,12 @@ fn main() -> ExitCode {
         #[cfg(feature = "render")]
         Command::Render(args) => render(args),
         Command::Grammar(args) => grammar(args),
+        #[cfg(feature = "render")]
+        Command::Derive {
+            template,
+            vars,
+            reasoning_key,
+        } => derive(&template, &vars, reasoning_key),
     };
     match result {
         Ok(code) => code,
@@ -461,6 +483,14 @@ fn parse_spec(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let input = read_input(args.file.as_ref())?;
     let text = utf8_text(&input)?;
     let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    if spec.streamable().is_err() && tools.is_none() {
+        // An x-regex schema that cannot stream (e.g. one `chatparse derive` wrote): the one-shot
+        // parse, which reads the prompt as `Spec::parse_with_prefix` does.
+        let message = spec
+            .parse_with_prefix(text, prefix.as_deref().unwrap_or(""))
+            .map_err(parse_failure)?;
+        return print_json(&message, args.pretty);
+    }
     let mut stream = spec
         .stream(prefix.as_deref(), tools.as_deref())
         .map_err(|e| setup_failure(&args.schema, e))?;
@@ -1002,5 +1032,56 @@ fn grammar(args: GrammarArgs) -> Result<ExitCode, Failure> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot write: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `chatparse derive`: the derived schema on stdout, its class and notes on stderr; exit 2 when
+/// the template cannot be read or no faithful parser can be derived.
+#[cfg(feature = "render")]
+fn derive(
+    path: &std::path::Path,
+    vars: &[String],
+    reasoning_key: Option<String>,
+) -> Result<ExitCode, Failure> {
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))?;
+    let mut extra = serde_json::Map::new();
+    for var in vars {
+        let Some((key, json)) = var.split_once('=') else {
+            return Err(Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("--var {var}: expected KEY=JSON"),
+            ));
+        };
+        let value = serde_json::from_str(json).map_err(|e| {
+            Failure::new(
+                EXIT_BAD_SCHEMA,
+                format!("--var {key}: the value is not JSON ({e}); a string is written \"…\""),
+            )
+        })?;
+        extra.insert(key.to_owned(), value);
+    }
+    let options = chatparse::derive::Options {
+        variables: extra,
+        reasoning_key,
+    };
+    let derived = chatparse::derive::derive_opts(&source, &options).map_err(|e| {
+        Failure::new(
+            EXIT_BAD_SCHEMA,
+            format!("{}: cannot derive a parser: {e}", path.display()),
+        )
+    })?;
+    eprintln!(
+        "derived: tool calls {}, reasoning {}",
+        derived.class, derived.reasoning
+    );
+    for note in &derived.notes {
+        eprintln!("note: {note}");
+    }
+    let text = serde_json::to_string_pretty(&derived.spec)
+        .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, e.to_string()))?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

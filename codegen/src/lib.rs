@@ -155,6 +155,10 @@ pub struct Invocation {
     pub visibility: TokenStream,
     /// `, stream`: also generate streaming (x-regex schemas whose fields can stream).
     pub stream: bool,
+    /// `chat_template = "…"`: the path is a chat template (Jinja); the parser is generated from
+    /// the response schema derived from it (`chatparse_jinja::derive`), and a template from
+    /// which no faithful parser can be derived is a compile error with the reason.
+    pub chat_template: bool,
 }
 
 /// The whole of `response_parser!` after its input is parsed: read the file under
@@ -168,6 +172,7 @@ pub struct Invocation {
 ///     module: None,
 ///     visibility: quote::quote!(pub),
 ///     stream: false,
+///     chat_template: false,
 /// };
 /// let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
 /// let tokens = chatparse_codegen::expand(&invocation, &root, proc_macro2::Span::call_site());
@@ -196,6 +201,18 @@ fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStrea
              invoking crate's root (the directory of its Cargo.toml)"
         )]
     })?;
+    let text = if invocation.chat_template {
+        let derived = chatparse_jinja::derive::derive(&text).map_err(|e| {
+            vec![format!(
+                "{relative}: cannot derive a response parser from this chat template: {e}\n  fix: \
+                 write a response schema for it and give its path instead (`chatparse derive` \
+                 shows what the derivation finds)"
+            )]
+        })?;
+        derived.spec.to_string()
+    } else {
+        text
+    };
     let problems = |e: chatparse_runtime::SchemaError| {
         e.problems
             .iter()
@@ -265,6 +282,7 @@ mod tests {
             module: module.map(|m| Ident::new(m, Span::call_site())),
             visibility: quote!(pub(crate)),
             stream,
+            chat_template: false,
         };
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         expand(&invocation, &root, Span::call_site()).to_string()

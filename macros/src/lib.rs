@@ -17,6 +17,24 @@ struct Invocation {
     path: LitStr,
     /// `stream`: also generate a streaming parser (x-regex schemas that can stream).
     stream: bool,
+    /// `chat_template = "….jinja"`: derive the spec from a chat template.
+    chat_template: bool,
+}
+
+/// `chat_template = "…"` or a plain path literal.
+fn parse_path(input: ParseStream) -> syn::Result<(LitStr, bool)> {
+    if input.peek(Ident) {
+        let key: Ident = input.parse()?;
+        if key != "chat_template" {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("unknown argument `{key}`: expected a path literal or `chat_template = \"….jinja\"`"),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        return Ok((input.parse()?, true));
+    }
+    Ok((input.parse()?, false))
 }
 
 /// `, stream` after the path (a trailing comma is allowed).
@@ -42,14 +60,15 @@ fn parse_options(input: ParseStream) -> syn::Result<bool> {
 
 impl Parse for Invocation {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        if input.peek(LitStr) {
-            let path = input.parse()?;
+        if input.peek(LitStr) || (input.peek(Ident) && input.peek2(Token![=])) {
+            let (path, chat_template) = parse_path(input)?;
             let stream = parse_options(input)?;
             return Ok(Self {
                 visibility: syn::parse_quote!(pub),
                 module: None,
                 path,
                 stream,
+                chat_template,
             });
         }
         let forms = "expected `response_parser!(\"path.json\")` or \
@@ -59,13 +78,14 @@ impl Parse for Invocation {
         input.parse::<Token![mod]>().map_err(with_forms)?;
         let module = input.parse().map_err(with_forms)?;
         input.parse::<Token![=]>().map_err(with_forms)?;
-        let path = input.parse().map_err(with_forms)?;
+        let (path, chat_template) = parse_path(input).map_err(with_forms)?;
         let stream = parse_options(input)?;
         Ok(Self {
             visibility,
             module: Some(module),
             path,
             stream,
+            chat_template,
         })
     }
 }
@@ -91,6 +111,11 @@ fn manifest_dir() -> String {
 /// file stem); `response_parser!(pub(crate) mod my_name = "path.json")` names it explicitly.
 /// Paths are relative to the invoking crate's `CARGO_MANIFEST_DIR`. A schema problem is a compile
 /// error naming the file, the JSON pointer, the problem and a fix.
+///
+/// `response_parser!(chat_template = "templates/model.jinja")` (or `pub mod name = chat_template
+/// = "…"`) derives the response schema from a chat template at build time (`chatparse derive`'s
+/// differential rendering) and generates its parser; a template from which no faithful parser
+/// can be derived is a compile error with the reason.
 #[proc_macro]
 pub fn response_parser(input: TokenStream) -> TokenStream {
     let Invocation {
@@ -98,12 +123,14 @@ pub fn response_parser(input: TokenStream) -> TokenStream {
         module,
         path,
         stream,
+        chat_template,
     } = syn::parse_macro_input!(input as Invocation);
     let invocation = chatparse_codegen::Invocation {
         path: path.value(),
         module,
         visibility: quote!(#visibility),
         stream,
+        chat_template,
     };
     chatparse_codegen::expand(&invocation, Path::new(&manifest_dir()), path.span()).into()
 }

@@ -719,9 +719,10 @@ pub fn render_turn(
 fn run_conversation(
     family: &Family,
     std: &Standard,
-    schema: &chatparse::Schema,
+    parse: &dyn Fn(&str) -> Result<Value, String>,
     renderer: &mut Renderer,
     id: &str,
+    original_may_return: bool,
 ) -> Outcome {
     let Turn {
         tail,
@@ -740,7 +741,7 @@ fn run_conversation(
             "the stated `expect` is the original message: remove the conversations entry",
         ));
     }
-    let got = schema.parse(&tail);
+    let got = parse(&tail);
     let failure = |problem: String, got: Option<String>| {
         Outcome::Failed(Failure {
             conversation: id.to_owned(),
@@ -757,6 +758,13 @@ fn run_conversation(
                 Some(why) => Outcome::StatedLoss(why),
                 None => Outcome::Passed,
             }
+        }
+        Ok(got) if loss && original_may_return && same_message(&got, &original) => Outcome::Passed,
+        Ok(got) if loss && original_may_return && no_new_loss(&got, &want, &original) => {
+            Outcome::StatedLoss(format!(
+                "{} — this parser loses no more than that",
+                why.unwrap_or_default()
+            ))
         }
         Ok(got) if loss && same_message(&got, &original) => failure(
             "the stated loss did not happen: the original message came back; remove the conversations entry".into(),
@@ -879,8 +887,9 @@ pub fn run_family(family: &Family, templates: &Path) -> Report {
             return report;
         }
     };
+    let parse = |tail: &str| schema.parse(tail).map_err(|e| e.to_string());
     for id in CONVERSATIONS {
-        let outcome = run_conversation(family, &std, &schema, &mut renderer, id);
+        let outcome = run_conversation(family, &std, &parse, &mut renderer, id, false);
         report.outcomes.push((id.to_owned(), outcome));
     }
     if let Some(dir) = std::env::var_os("CHATPARSE_ROUNDTRIP_DUMP") {
@@ -909,5 +918,91 @@ pub fn family_test(name: &str) -> Result<String, String> {
             "template round trip of family {name} ({} with {}) failed:\n{failures}\n{summary}",
             family.schema, family.template
         ))
+    }
+}
+
+/// Run every conversation of one family with another parser (e.g. one derived from the
+/// template): the original message must come back, or the family's stated loss (a parser that
+/// loses less than the shipped one passes).
+#[allow(dead_code)] // used by tests/derive.rs
+pub fn run_family_with(
+    family: &Family,
+    templates: &Path,
+    parse: &dyn Fn(&str) -> Result<Value, String>,
+) -> Report {
+    let std = standard();
+    let mut report = Report {
+        family: family.name.clone(),
+        outcomes: Vec::new(),
+    };
+    let mut renderer = match load_renderer(family, &std, templates) {
+        Ok(r) => r,
+        Err(e) => {
+            report.outcomes.push((
+                "(family)".into(),
+                Outcome::Failed(Failure::new("(family)", e)),
+            ));
+            return report;
+        }
+    };
+    for id in CONVERSATIONS {
+        let outcome = run_conversation(family, &std, parse, &mut renderer, id, true);
+        report.outcomes.push((id.to_owned(), outcome));
+    }
+    report
+}
+
+/// Whether `got` differs from `original` only where the stated `expect` differs from it too (a
+/// parser that loses no more than the shipped one): compared key by key and call by call, ids
+/// of tool calls only when `got` has them.
+pub fn no_new_loss(got: &Value, expect: &Value, original: &Value) -> bool {
+    fn strip_ids(v: &Value) -> Value {
+        let mut v = v.clone();
+        if let Some(calls) = v.get_mut("tool_calls").and_then(Value::as_array_mut) {
+            for c in calls {
+                if let Some(o) = c.as_object_mut() {
+                    o.remove("id");
+                }
+            }
+        }
+        v
+    }
+    let got_ids = got["tool_calls"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c.get("id").is_some()));
+    let (o, e) = if got_ids {
+        (original.clone(), expect.clone())
+    } else {
+        (strip_ids(original), strip_ids(expect))
+    };
+    within(got, &e, &o)
+}
+
+fn within(g: &Value, e: &Value, o: &Value) -> bool {
+    if same_value(g, o) {
+        return true;
+    }
+    if same_value(e, o) {
+        return false;
+    }
+    match (g, e, o) {
+        (Value::Object(gm), Value::Object(em), Value::Object(om)) => {
+            let keys: std::collections::BTreeSet<&String> =
+                gm.keys().chain(om.keys()).chain(em.keys()).collect();
+            keys.into_iter().all(|k| {
+                let n = Value::Null;
+                within(
+                    gm.get(k).unwrap_or(&n),
+                    em.get(k).unwrap_or(&n),
+                    om.get(k).unwrap_or(&n),
+                )
+            })
+        }
+        (Value::Array(ga), Value::Array(ea), Value::Array(oa))
+            if ga.len() == oa.len() && ea.len() == oa.len() =>
+        {
+            ga.iter().zip(ea).zip(oa).all(|((g, e), o)| within(g, e, o))
+        }
+        _ => true,
     }
 }

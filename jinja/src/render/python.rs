@@ -88,7 +88,7 @@ pub(crate) fn repr(v: &Value) -> String {
         ValueKind::None => "None".into(),
         ValueKind::Bool => if v.is_true() { "True" } else { "False" }.into(),
         ValueKind::Number => number_text(v),
-        ValueKind::String => crate::runtime::py::unicode::repr(v.as_str().unwrap_or_default()),
+        ValueKind::String => chatparse_runtime::py::unicode::repr(v.as_str().unwrap_or_default()),
         ValueKind::Seq => {
             let items: Vec<String> = v
                 .try_iter()
@@ -243,7 +243,7 @@ impl Dumps {
 
     fn string(&self, out: &mut String, s: &str) {
         if self.ensure_ascii {
-            crate::runtime::py::json::write_ascii_string(s, out);
+            chatparse_runtime::py::json::write_ascii_string(s, out);
             return;
         }
         // ensure_ascii=False: Python escapes only `"`, `\\` and control characters.

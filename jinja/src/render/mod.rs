@@ -8,7 +8,7 @@
 //! checked byte for byte against transformers' own on real chat templates (`tests/render.rs`).
 //!
 //! ```
-//! use chatparse::render::ChatTemplate;
+//! use chatparse_jinja::render::ChatTemplate;
 //! use serde_json::{json, Map};
 //!
 //! let template = ChatTemplate::new(
@@ -18,7 +18,7 @@
 //! let messages = [json!({"role": "user", "content": "Hi"})];
 //! let prompt = template.apply(&messages, None, true, &Map::new())?;
 //! assert_eq!(prompt, "<|user|>Hi\n<|assistant|>");
-//! # Ok::<(), chatparse::render::RenderError>(())
+//! # Ok::<(), chatparse_jinja::render::RenderError>(())
 //! ```
 
 mod jinja;
@@ -66,14 +66,14 @@ pub enum RenderErrorKind {
 /// An error compiling or rendering a chat template.
 ///
 /// ```
-/// use chatparse::render::{ChatTemplate, RenderErrorKind};
+/// use chatparse_jinja::render::{ChatTemplate, RenderErrorKind};
 /// use serde_json::Map;
 ///
 /// let template = ChatTemplate::new("{{ raise_exception('Only user turns') }}")?;
 /// let err = template.apply(&[], None, false, &Map::new()).unwrap_err();
 /// assert_eq!(err.kind(), RenderErrorKind::Raised);
 /// assert_eq!(err.message(), "Only user turns");
-/// # Ok::<(), chatparse::render::RenderError>(())
+/// # Ok::<(), chatparse_jinja::render::RenderError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RenderError {
@@ -139,7 +139,7 @@ impl ChatTemplate {
     /// fixes it.
     ///
     /// ```
-    /// use chatparse::render::{ChatTemplate, RenderErrorKind};
+    /// use chatparse_jinja::render::{ChatTemplate, RenderErrorKind};
     ///
     /// let err = ChatTemplate::new("{% for m in messages %}").unwrap_err();
     /// assert_eq!(err.kind(), RenderErrorKind::Template);
@@ -155,13 +155,13 @@ impl ChatTemplate {
     /// (transformers reads `datetime.now()`; its reference renderings fix it the same way).
     ///
     /// ```
-    /// use chatparse::render::ChatTemplate;
+    /// use chatparse_jinja::render::ChatTemplate;
     /// use serde_json::Map;
     ///
     /// let template = ChatTemplate::new("Today is {{ strftime_now('%d %B %Y') }}.")?
     ///     .with_fixed_date(2026, 1, 1)?;
     /// assert_eq!(template.apply(&[], None, false, &Map::new())?, "Today is 01 January 2026.");
-    /// # Ok::<(), chatparse::render::RenderError>(())
+    /// # Ok::<(), chatparse_jinja::render::RenderError>(())
     /// ```
     pub fn with_fixed_date(
         mut self,
@@ -197,7 +197,7 @@ impl ChatTemplate {
     /// `documents`, not the other three.
     ///
     /// ```
-    /// use chatparse::render::ChatTemplate;
+    /// use chatparse_jinja::render::ChatTemplate;
     /// use serde_json::{json, Map};
     ///
     /// let template = ChatTemplate::new(
@@ -213,7 +213,7 @@ impl ChatTemplate {
     ///     text,
     ///     "<s>[{\"type\": \"function\", \"function\": {\"name\": \"now\"}}]\nuser: Time?\n"
     /// );
-    /// # Ok::<(), chatparse::render::RenderError>(())
+    /// # Ok::<(), chatparse_jinja::render::RenderError>(())
     /// ```
     pub fn apply(
         &self,
@@ -256,7 +256,7 @@ impl ChatTemplate {
 /// ```
 /// use serde_json::json;
 ///
-/// let text = chatparse::render::json_dumps(&json!({"city": "Zürich", "n": [1, 2.5]}));
+/// let text = chatparse_jinja::render::json_dumps(&json!({"city": "Zürich", "n": [1, 2.5]}));
 /// assert_eq!(text, r#"{"city": "Zürich", "n": [1, 2.5]}"#);
 /// ```
 pub fn json_dumps(value: &Value) -> String {
@@ -265,6 +265,18 @@ pub fn json_dumps(value: &Value) -> String {
     python::Dumps::default()
         .dumps(&python::from_json(value))
         .unwrap_or_else(|_| value.to_string())
+}
+
+/// Python's `str(value)` of a JSON value, as a template prints it (`True`, `None`,
+/// `{'k': 'v'}`, `[1, 'x']`; a string unchanged).
+///
+/// ```
+/// use serde_json::json;
+///
+/// assert_eq!(chatparse_jinja::render::python_str(&json!({"k": [true, null]})), "{'k': [True, None]}");
+/// ```
+pub fn python_str(value: &Value) -> String {
+    python::str(&python::from_json(value))
 }
 
 #[cfg(test)]
