@@ -188,6 +188,30 @@ pub fn expand(invocation: &Invocation, manifest_dir: &Path, span: Span) -> Token
     }
 }
 
+/// The response schema derived from a chat template's text, as JSON text.
+#[cfg(feature = "chat-template")]
+fn derive_from_template(text: &str, relative: &str) -> Result<String, Vec<String>> {
+    let derived = chatparse_jinja::derive::derive(text).map_err(|e| {
+        vec![format!(
+            "{relative}: cannot derive a response parser from this chat template: {e}\n  fix: \
+             write a response schema for it and give its path instead (`chatparse derive` \
+             shows what the derivation finds)"
+        )]
+    })?;
+    Ok(derived.spec.to_string())
+}
+
+/// Without the `chat-template` feature, minijinja is not compiled into the macro: an embedding
+/// crate that only uses schemas does not pay for it.
+#[cfg(not(feature = "chat-template"))]
+fn derive_from_template(_text: &str, relative: &str) -> Result<String, Vec<String>> {
+    Err(vec![format!(
+        "{relative}: `chat_template = …` derives the parser from a chat template, which needs \
+         chatparse's `render` feature\n  fix: enable it (`chatparse = {{ features = [\"render\"] }}`; \
+         it is a default feature), or give a response schema's path"
+    )])
+}
+
 fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStream, Vec<String>> {
     let relative = &invocation.path;
     let path = manifest_dir.join(relative);
@@ -202,14 +226,7 @@ fn try_expand(invocation: &Invocation, manifest_dir: &Path) -> Result<TokenStrea
         )]
     })?;
     let text = if invocation.chat_template {
-        let derived = chatparse_jinja::derive::derive(&text).map_err(|e| {
-            vec![format!(
-                "{relative}: cannot derive a response parser from this chat template: {e}\n  fix: \
-                 write a response schema for it and give its path instead (`chatparse derive` \
-                 shows what the derivation finds)"
-            )]
-        })?;
-        derived.spec.to_string()
+        derive_from_template(&text, relative)?
     } else {
         text
     };
