@@ -56,6 +56,9 @@ fn inputs(pair: &Pair) -> Vec<(&'static str, String)> {
 }
 
 fn parse(c: &mut Criterion) {
+    // Whether both sides read each input alike: where they do not, the times compare different
+    // work (bench_report.py marks those cells).
+    let mut agreement = serde_json::Map::new();
     for pair in PAIRS {
         let spec = chatparse::shipped::spec(pair.name)
             .expect("shipped")
@@ -68,6 +71,18 @@ fn parse(c: &mut Criterion) {
         let mut peer = Peer::new(pair);
         for (size, text) in inputs(pair) {
             let text = text.as_str();
+            let ours = chatparse_peer::chatparse_parse(&spec, text);
+            let theirs = peer.parse(text);
+            // Whitespace around the text aside (the template's separators, which the peer keeps).
+            let trim = |p: Option<chatparse_peer::Parsed>| {
+                p.map(|p| chatparse_peer::Parsed {
+                    reasoning: p.reasoning.trim().to_owned(),
+                    content: p.content.trim().to_owned(),
+                    calls: p.calls,
+                })
+            };
+            let same = matches!((trim(ours), trim(theirs)), (Some(a), Some(b)) if a.same_as(&b));
+            agreement.insert(format!("{}/{size}", pair.name), same.into());
             let mut group = c.benchmark_group(format!("parse/{}/{size}", pair.name));
             group.throughput(Throughput::Bytes(text.len() as u64));
             group.bench_function("chatparse", |b| b.iter(|| generated(black_box(text))));
@@ -76,6 +91,8 @@ fn parse(c: &mut Criterion) {
             group.finish();
         }
     }
+    let path = format!("{}/target/peer-agreement.json", env!("CARGO_MANIFEST_DIR"));
+    let _ = std::fs::write(path, serde_json::Value::Object(agreement).to_string());
 }
 
 fn stream(c: &mut Criterion) {
