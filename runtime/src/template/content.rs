@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::value::{Map, Number, Value};
 use once_cell::sync::Lazy;
-use serde_json::{Map, Number, Value};
 
 use super::{ContentParser, Field, JsonArgs, KvArgs, Transform, XmlArgs};
 use crate::error::{ParseError, ParseErrorKind};
@@ -409,7 +409,7 @@ fn apply_transform(
 /// The tools' parameter schemas by tool name (`ResponseParser._tool_params`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ToolParams {
-    by_name: HashMap<String, Map<String, Value>>,
+    by_name: HashMap<String, Map>,
 }
 
 impl ToolParams {
@@ -658,7 +658,7 @@ pub(crate) fn int_of_float(f: f64) -> Number {
     for d in iter {
         text.push_str(&format!("{d:09}"));
     }
-    serde_json::from_str::<Number>(&text).unwrap_or_else(|_| Number::from(0))
+    Number::from_integer_str(&text).unwrap_or_else(|| Number::from(0))
 }
 
 #[cfg(test)]
