@@ -232,7 +232,7 @@ pub fn run(text: &str, floor: &Floor) -> usize {
             let Some(end) = close.find(&bytes[start..]).map(|e| start + e) else {
                 break;
             };
-            if let Ok(value) = chatparse::value::from_str(&text[start..end]) {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text[start..end]) {
                 sum = sum.wrapping_add(value.as_array().map_or(1, Vec::len));
             }
             from = end + close.needle().len();

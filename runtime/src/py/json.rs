@@ -136,6 +136,7 @@ pub(crate) fn raw_decode(text: &str) -> Option<(Value, usize)> {
         bytes: text.as_bytes(),
         pos: 0,
         deferred: None,
+        max_depth: MAX_DEPTH,
     };
     let value = parser.parse_value().ok()?;
     match parser.deferred {
@@ -162,6 +163,13 @@ pub(crate) fn raw_decode(text: &str) -> Option<(Value, usize)> {
 /// assert!(!loads("NaN").unwrap_err().is_decode_error());
 /// ```
 pub fn loads(text: &str) -> Result<Value, JsonError> {
+    loads_nested(text, MAX_DEPTH)
+}
+
+/// [`loads`] with another nesting limit: `usize::MAX` for text this crate printed itself (a value
+/// the parser may have built deeper than Python reads, e.g. a message around deep arguments).
+/// The parser is iterative, so any limit is safe for the stack.
+pub(crate) fn loads_nested(text: &str, max_depth: usize) -> Result<Value, JsonError> {
     if text.starts_with('\u{feff}') {
         return Err(Fail::Decode(DecodeMsg::Bom, 0).into_error(text));
     }
@@ -170,6 +178,7 @@ pub fn loads(text: &str) -> Result<Value, JsonError> {
         bytes: text.as_bytes(),
         pos: 0,
         deferred: None,
+        max_depth,
     };
     parser
         .parse_document()
@@ -269,6 +278,8 @@ struct Parser<'a> {
     /// The first value Python would return but we cannot represent. Python keeps parsing after
     /// it (a later `JSONDecodeError` still wins), so we do too and report it only on success.
     deferred: Option<Fail>,
+    /// The deepest nesting accepted ([`MAX_DEPTH`] but where the text is our own).
+    max_depth: usize,
 }
 
 impl Parser<'_> {
@@ -311,7 +322,7 @@ impl Parser<'_> {
             let mut value = match self.peek() {
                 Some(open @ (b'[' | b'{')) => {
                     // Py_EnterRecursiveCall happens before the container's contents are looked at.
-                    if stack.len() >= MAX_DEPTH {
+                    if stack.len() >= self.max_depth {
                         return Err(Fail::TooDeep(self.pos));
                     }
                     self.pos += 1;

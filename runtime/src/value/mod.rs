@@ -15,9 +15,11 @@
 //!   [`to_string_pretty`] print it as `serde_json::to_string`/`to_string_pretty` would;
 //! - `Value` is `Serialize`/`Deserialize`, and converts to and from `serde_json::Value`.
 //!
-//! Nesting costs no stack: dropping, cloning, comparing and printing a value are iterative, so
-//! the 994 levels [`crate::py::json::loads`] accepts are safe on any thread. Serializing through
-//! `serde` recurses, one `serde` call chain per level (see the README's note on stacks).
+//! Nesting costs no stack: cloning, comparing, printing and dropping objects are iterative, and
+//! `serde` serialization recurses at most [`SERDE_DEPTH`] levels (deeper containers go out as one
+//! `RawValue`), so the 994 levels [`crate::py::json::loads`] accepts are safe on small threads.
+//! Dropping nested *arrays* is Rust's own `Vec` drop, one short frame chain per level (see the
+//! README's note on stacks).
 //!
 //! [`Display`]: std::fmt::Display
 //!
@@ -38,7 +40,7 @@ use std::fmt;
 
 pub use map::{Entry, IntoIter, Iter, IterMut, Keys, Map, Values, ValuesMut};
 pub use number::Number;
-pub use ser::{to_string_pretty, to_value};
+pub use ser::{to_string_pretty, to_value, SERDE_DEPTH};
 
 pub use crate::json;
 pub use crate::py::json::JsonError;

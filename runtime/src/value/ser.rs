@@ -27,7 +27,9 @@ pub fn to_string_pretty(value: &Value) -> String {
 /// ```
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
     let text = serde_json::to_string(value)?;
-    super::from_str(&text).map_err(|e| <serde_json::Error as serde::ser::Error>::custom(e))
+    // Our own text: any depth (the parser is iterative).
+    crate::py::json::loads_nested(&text, usize::MAX)
+        .map_err(|e| <serde_json::Error as serde::ser::Error>::custom(e))
 }
 
 /// `serde_json`'s escaping: `"`, `\` and control characters; nothing else.
@@ -153,18 +155,54 @@ pub(crate) fn write_json(value: &Value, pretty: bool, out: &mut String) {
     }
 }
 
-impl Serialize for Value {
-    /// As `serde_json::Value` does, keys in order and integers exact (see [`Number`]'s impl).
-    /// Recursive, as `serde` is: one serializer call chain per level of nesting.
+/// How deep [`Value`]'s `Serialize` recurses through `serde`; deeper containers go out as one
+/// `serde_json` `RawValue` of their compact text, written by the iterative writer above.
+///
+/// `serde`'s data model is recursive: each level costs a chain of serializer frames, about 150
+/// bytes optimised and up to 1 KB unoptimised (the serializer is monomorphised in the caller's
+/// crate). 128 levels (also `serde_json`'s own reading limit) therefore need at most ~128 KB of
+/// stack, whatever the value's depth.
+pub const SERDE_DEPTH: usize = 128;
+
+/// A value `depth` levels down from the one being serialized.
+struct Nested<'a>(&'a Value, usize);
+
+impl Serialize for Nested<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
+        let Nested(value, depth) = *self;
+        match value {
             Value::Null => serializer.serialize_unit(),
             Value::Bool(b) => serializer.serialize_bool(*b),
             Value::Number(n) => n.serialize(serializer),
             Value::String(s) => serializer.serialize_str(s),
-            Value::Array(a) => serializer.collect_seq(a),
-            Value::Object(m) => m.serialize(serializer),
+            Value::Array(a) if a.is_empty() => serializer.collect_seq(a),
+            Value::Object(m) if m.is_empty() => serializer.collect_map(m),
+            _ if depth >= SERDE_DEPTH => {
+                let raw = serde_json::value::RawValue::from_string(to_json_string(value, false))
+                    .map_err(serde::ser::Error::custom)?;
+                raw.serialize(serializer)
+            }
+            Value::Array(a) => serializer.collect_seq(a.iter().map(|v| Nested(v, depth + 1))),
+            Value::Object(m) => {
+                let mut map = serializer.serialize_map(Some(m.len()))?;
+                for (k, v) in m {
+                    map.serialize_entry(k, &Nested(v, depth + 1))?;
+                }
+                map.end()
+            }
         }
+    }
+}
+
+impl Serialize for Value {
+    /// As `serde_json::Value` does, keys in order and integers exact (see [`Number`]'s impl).
+    ///
+    /// Containers nested deeper than [`SERDE_DEPTH`] go out as a `serde_json` `RawValue`: with
+    /// `serde_json`'s compact writer the text is the same, and the stack stays bounded; its pretty
+    /// writer prints them compact, and serializers other than `serde_json`'s see a one-field
+    /// struct there.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Nested(self, 0).serialize(serializer)
     }
 }
 
@@ -172,7 +210,7 @@ impl Serialize for Map {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.len()))?;
         for (k, v) in self {
-            map.serialize_entry(k, v)?;
+            map.serialize_entry(k, &Nested(v, 1))?;
         }
         map.end()
     }

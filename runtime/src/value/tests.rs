@@ -120,3 +120,18 @@ fn deep_values_cost_no_stack() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn serde_output_is_the_same_beyond_the_serde_depth() {
+    for object in [false, true] {
+        let v = deep(SERDE_DEPTH * 3, object);
+        assert_eq!(serde_json::to_string(&v).unwrap(), v.to_string());
+        let wrapped = json!({"a": [v.clone()], "b": 1.5});
+        assert_eq!(
+            serde_json::to_string(&wrapped).unwrap(),
+            wrapped.to_string()
+        );
+        assert_eq!(to_value(&wrapped).unwrap(), wrapped);
+        std::mem::forget((v, wrapped));
+    }
+}
