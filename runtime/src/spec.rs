@@ -32,7 +32,7 @@ impl Format {
     ///
     /// ```
     /// use chatparse_runtime::Format;
-    /// use crate::json;
+    /// use chatparse_runtime::json;
     /// assert_eq!(Format::of(&json!({"fields": {"content": {}}})), Format::Template);
     /// assert_eq!(Format::of(&json!({"type": "object", "properties": {}})), Format::Schema);
     /// ```

@@ -66,7 +66,7 @@ impl std::error::Error for JmesError {}
 ///
 /// ```
 /// use chatparse_runtime::jmespath::Expression;
-/// use crate::json;
+/// use chatparse_runtime::json;
 ///
 /// let expr = Expression::compile("[*].{name: function.name, arguments: function.arguments}").unwrap();
 /// let data = json!([{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]);

@@ -25,7 +25,7 @@
 //! ```
 //! use chatparse_runtime::openai::{to_message, CounterIds, Options};
 //! use chatparse_runtime::Schema;
-//! use crate::json;
+//! use chatparse_runtime::json;
 //!
 //! let schema = Schema::from_json_str(r#"{
 //!     "type": "object",
@@ -411,7 +411,7 @@ pub(crate) fn assemble(
 ///
 /// ```
 /// use chatparse_runtime::openai::{to_message, CounterIds, Options, ReasoningKey};
-/// use crate::json;
+/// use chatparse_runtime::json;
 ///
 /// let parsed = json!({"role": "assistant", "thinking": "Hm.", "content": "Hi!"});
 /// let options = Options { reasoning: ReasoningKey::Reasoning, ..Options::default() };

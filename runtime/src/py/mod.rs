@@ -48,7 +48,7 @@ pub fn strip(s: &str) -> &str {
 ///
 /// ```
 /// use chatparse_runtime::py::identical;
-/// use crate::json;
+/// use chatparse_runtime::json;
 /// assert!(identical(&json!({"a": 1, "b": [2.5]}), &json!({"a": 1, "b": [2.5]})));
 /// assert!(!identical(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1})));
 /// assert!(!identical(&json!(1), &json!(1.0)));

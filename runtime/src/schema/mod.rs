@@ -56,7 +56,7 @@ impl Schema {
     /// Load a schema from a [`Value`] (see [`crate::value`]).
     ///
     /// ```
-    /// use crate::json;
+    /// use chatparse_runtime::json;
     /// let err = chatparse_runtime::Schema::from_value(json!({"type": "array", "x-regex-kv": "x"})).unwrap_err();
     /// assert_eq!(err.problems.len(), 2); // an unknown x- key, and an array without items
     /// ```

@@ -250,7 +250,7 @@ const FIELD_KEYS: &[&str] = &[
 ///
 /// ```
 /// use chatparse_runtime::stream::is_response_template;
-/// use crate::json;
+/// use chatparse_runtime::json;
 /// assert!(is_response_template(&json!({"start_anchor": "<|im_start|>assistant\n", "fields": {"content": {}}})));
 /// assert!(!is_response_template(&json!({"type": "object", "properties": {}})));
 /// ```
@@ -290,7 +290,7 @@ impl ResponseTemplate {
     ///
     /// ```
     /// use chatparse_runtime::stream::ResponseTemplate;
-    /// use crate::json;
+    /// use chatparse_runtime::json;
     /// let err = ResponseTemplate::from_value(json!({
     ///     "start_anchor": "A:",
     ///     "fields": {"a": {"opne": "<a>"}, "b": {"content": "yaml"}}

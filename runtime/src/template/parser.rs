@@ -46,7 +46,7 @@ struct Cached {
 ///
 /// ```
 /// use chatparse_runtime::stream::{Event, ResponseTemplate, StreamParser};
-/// use crate::json;
+/// use chatparse_runtime::json;
 ///
 /// let template = ResponseTemplate::from_value(json!({
 ///     "defaults": {"role": "assistant"},

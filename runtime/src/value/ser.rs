@@ -29,7 +29,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::E
     let text = serde_json::to_string(value)?;
     // Our own text: any depth (the parser is iterative).
     crate::py::json::loads_nested(&text, usize::MAX)
-        .map_err(|e| <serde_json::Error as serde::ser::Error>::custom(e))
+        .map_err(<serde_json::Error as serde::ser::Error>::custom)
 }
 
 /// `serde_json`'s escaping: `"`, `\` and control characters; nothing else.
