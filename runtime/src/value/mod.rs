@@ -34,6 +34,7 @@
 mod map;
 mod number;
 mod ser;
+mod to_value;
 
 use std::borrow::Cow;
 use std::fmt;

@@ -17,7 +17,9 @@ pub fn to_string_pretty(value: &Value) -> String {
     to_json_string(value, true)
 }
 
-/// Any `Serialize` value as a [`Value`] (through JSON text: order and big integers are kept).
+/// Any `Serialize` value as a [`Value`], as `serde_json::to_value` builds a `serde_json::Value`:
+/// keys in the order serialized, integers exact. Errors are `serde_json`'s (e.g. a map key that is
+/// not a string, number or boolean).
 ///
 /// ```
 /// #[derive(serde::Serialize)]
@@ -26,10 +28,7 @@ pub fn to_string_pretty(value: &Value) -> String {
 /// assert_eq!(v.to_string(), r#"{"name":"f","id":340282366920938463463374607431768211455}"#);
 /// ```
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
-    let text = serde_json::to_string(value)?;
-    // Our own text: any depth (the parser is iterative).
-    crate::py::json::loads_nested(&text, usize::MAX)
-        .map_err(<serde_json::Error as serde::ser::Error>::custom)
+    value.serialize(super::to_value::ValueSerializer)
 }
 
 /// `serde_json`'s escaping: `"`, `\` and control characters; nothing else.

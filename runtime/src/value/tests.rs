@@ -135,3 +135,38 @@ fn serde_output_is_the_same_beyond_the_serde_depth() {
         std::mem::forget((v, wrapped));
     }
 }
+
+#[test]
+fn to_value_builds_what_serde_json_writes() {
+    #[derive(serde::Serialize)]
+    enum E {
+        Unit,
+        New(u8),
+        Tuple(u8, bool),
+        Struct { a: char },
+    }
+    #[derive(serde::Serialize)]
+    struct S<'a> {
+        z: Option<&'a str>,
+        big: Value,
+        deep: Value,
+        ints: std::collections::BTreeMap<i32, f64>,
+        e: Vec<E>,
+        bytes: &'a [u8],
+        nan: f64,
+    }
+    let s = S {
+        z: None,
+        big: from_str(&format!("[{0}, -{0}]", "9".repeat(60))).unwrap(),
+        deep: deep(SERDE_DEPTH * 2, false),
+        ints: [(2, 1.5), (-1, 2.0)].into_iter().collect(),
+        e: vec![E::Unit, E::New(1), E::Tuple(2, true), E::Struct { a: 'x' }],
+        bytes: b"ab",
+        nan: f64::NAN,
+    };
+    let v = to_value(&s).unwrap();
+    assert_eq!(v.to_string(), serde_json::to_string(&s).unwrap());
+    assert_eq!(v["big"], s.big);
+    assert_eq!(v["deep"], s.deep);
+    std::mem::forget((v, s));
+}
