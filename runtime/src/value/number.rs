@@ -305,16 +305,17 @@ impl From<Number> for serde_json::Number {
 }
 
 impl From<&serde_json::Number> for Number {
+    /// Exact for every integer `serde_json` holds (under its `arbitrary_precision`, any size).
     fn from(n: &serde_json::Number) -> Number {
         if let Some(u) = n.as_u64() {
-            Number::from(u)
-        } else if let Some(i) = n.as_i64() {
-            Number::from(i)
-        } else if let Some(f) = n.as_f64().and_then(Number::from_f64) {
-            f
-        } else {
-            // A 128-bit integer (or, under serde_json's `arbitrary_precision`, any literal).
-            Number::from_integer_str(&n.to_string()).unwrap_or(Number(N::PosInt(0)))
+            return Number::from(u);
         }
+        if let Some(i) = n.as_i64() {
+            return Number::from(i);
+        }
+        let text = n.to_string();
+        Number::from_integer_str(&text)
+            .or_else(|| text.parse::<f64>().ok().and_then(Number::from_f64))
+            .unwrap_or(Number(N::PosInt(0)))
     }
 }

@@ -215,6 +215,9 @@ impl Serialize for Map {
     }
 }
 
+/// The one key of the map `serde_json` deserializes a number as under `arbitrary_precision`.
+const ARBITRARY_PRECISION_TOKEN: &str = "$serde_json::private::Number";
+
 struct ValueVisitor;
 
 impl<'de> Visitor<'de> for ValueVisitor {
@@ -265,7 +268,17 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
-        while let Some((k, v)) = map.next_entry::<String, Value>()? {
+        while let Some(k) = map.next_key::<String>()? {
+            if out.is_empty() && k == ARBITRARY_PRECISION_TOKEN {
+                // A number from a serde_json built with `arbitrary_precision` (in another crate
+                // of the build): its text.
+                let text: String = map.next_value()?;
+                let n = Number::from_integer_str(&text)
+                    .or_else(|| text.parse::<f64>().ok().and_then(Number::from_f64))
+                    .ok_or_else(|| de::Error::custom(format!("invalid number {text}")))?;
+                return Ok(Value::Number(n));
+            }
+            let v = map.next_value::<Value>()?;
             out.insert(k, v);
         }
         Ok(Value::Object(out))

@@ -170,3 +170,17 @@ fn to_value_builds_what_serde_json_writes() {
     assert_eq!(v["deep"], s.deep);
     std::mem::forget((v, s));
 }
+
+#[test]
+fn numbers_from_an_arbitrary_precision_serde_json_stay_exact() {
+    // What a serde_json built with `arbitrary_precision` (by another crate of the build) hands
+    // a Deserialize impl for a number: a one-entry map of its text.
+    let digits = "1234567890123456789012345678901";
+    let v: Value = serde_json::from_str(&format!(
+        r#"[{{"$serde_json::private::Number": "{digits}"}}, {{"$serde_json::private::Number": "1.0"}}]"#
+    ))
+    .unwrap();
+    assert_eq!(v.to_string(), format!("[{digits},1.0]"));
+    let theirs: serde_json::Number = serde_json::from_str("12345678901234567890123").unwrap();
+    assert_eq!(Number::from(&theirs).to_string(), theirs.to_string());
+}
