@@ -43,8 +43,8 @@ use chatparse::runtime::stream::{
     Event, ResponseTemplate, StreamParser, XRegexPlan, XRegexStreamParser,
 };
 use chatparse::Schema;
+use chatparse::Value;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use serde_json::Value;
 
 const TEMPLATES: &[&str] = &["qwen3", "qwen3_5", "gemma4"];
 const TARGET: usize = 64 * 1024;
@@ -63,7 +63,7 @@ fn root() -> PathBuf {
 
 fn read_json(path: PathBuf) -> Value {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    chatparse::value::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// ASCII filler of `len` bytes (whole sentences, then spaces).
@@ -400,7 +400,7 @@ fn bench_shipped(c: &mut Criterion) {
             let four = chunks(&text, 4);
             let (cuts, _) = tokens::token_cuts(&text, &literals);
             let token_pieces = pieces_at(&text, &cuts);
-            inputs.push(serde_json::json!({
+            inputs.push(chatparse::json!({
                 "name": name,
                 "input": input,
                 "bytes": text.len(),

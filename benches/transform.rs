@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use chatparse::runtime::jmespath::compiled::CompiledFn;
 use chatparse::runtime::jmespath::Expression;
+use chatparse::Value;
 use criterion::{criterion_group, criterion_main, Criterion};
-use serde_json::Value;
 
 static COMPILED: &[(&str, CompiledFn)] =
     chatparse::__compiled_jmespath_table!("benches/transform_payloads.json");
@@ -21,7 +21,7 @@ static COMPILED: &[(&str, CompiledFn)] =
 fn payloads() -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/transform_payloads.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    chatparse::value::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn transforms(c: &mut Criterion) {

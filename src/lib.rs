@@ -22,7 +22,7 @@
 //!     "type": "object",
 //!     "properties": {"answer": {"type": "integer", "x-regex": "answer: (\\d+)"}}
 //! }"#)?;
-//! assert_eq!(schema.parse("so the answer: 42")?, serde_json::json!({"answer": 42}));
+//! assert_eq!(schema.parse("so the answer: 42")?, chatparse::json!({"answer": 42}));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -95,7 +95,7 @@ pub struct ReadmeOpenAiMessage;
 ///
 /// ```
 /// use chatparse::render::ChatTemplate;
-/// use serde_json::{json, Map};
+/// use chatparse::{json, Map};
 ///
 /// let template = ChatTemplate::new(
 ///     "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
@@ -143,6 +143,10 @@ pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, Sch
 
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;
+pub use chatparse_runtime::json;
+/// chatparse's JSON value (ordered keys, exact big integers): see [`runtime::value`].
+pub use chatparse_runtime::value;
+pub use chatparse_runtime::value::{Map, Number, Value};
 
 /// Derive a response schema from a chat template (crate `chatparse-jinja`).
 #[cfg(feature = "render")]

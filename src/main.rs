@@ -223,7 +223,7 @@ impl OpenAiArgs {
     }
 
     /// The tool-call checks asked for, if any.
-    fn checks(&self, tools: Option<&[serde_json::Value]>) -> Option<openai::ToolChecks> {
+    fn checks(&self, tools: Option<&[chatparse::Value]>) -> Option<openai::ToolChecks> {
         if !self.only_offered_tools && !self.no_parallel_tool_calls {
             return None;
         }
@@ -345,7 +345,7 @@ enum Runner {
 }
 
 impl Runner {
-    fn parse(&self, text: &str) -> Result<serde_json::Value, chatparse::ParseError> {
+    fn parse(&self, text: &str) -> Result<chatparse::Value, chatparse::ParseError> {
         match self {
             Runner::Generated(parse) => parse(text),
             Runner::Interpreted(schema) => schema.parse(text),
@@ -361,7 +361,7 @@ const DEFAULT_ENGINE: Engine = if cfg!(feature = "models") {
     Engine::Interpreted
 };
 
-type ParseToJson = fn(&str) -> Result<serde_json::Value, chatparse::ParseError>;
+type ParseToJson = fn(&str) -> Result<chatparse::Value, chatparse::ParseError>;
 
 /// A shipped schema's generated parser.
 #[cfg(feature = "models")]
@@ -508,7 +508,7 @@ fn parse_lenient(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let parsed = spec
         .parse_lenient(text, prefix.as_deref())
         .map_err(|e| setup_failure(&args.schema, e))?;
-    let out = serde_json::json!({
+    let out = chatparse::json!({
         "message": parsed.message,
         "malformed": parsed.malformed.iter().map(|m| m.to_json()).collect::<Vec<_>>(),
     });
@@ -558,7 +558,7 @@ fn utf8_text(input: &[u8]) -> Result<&str, Failure> {
 /// `parse`'s `--prefix` and `--tools` files, read.
 fn prefix_and_tools(
     args: &ParseArgs,
-) -> Result<(Option<String>, Option<Vec<serde_json::Value>>), Failure> {
+) -> Result<(Option<String>, Option<Vec<chatparse::Value>>), Failure> {
     let tools = args.tools.as_ref().map(read_tools).transpose()?;
     Ok((read_prefix(args)?, tools))
 }
@@ -572,13 +572,12 @@ fn read_prefix(args: &ParseArgs) -> Result<Option<String>, Failure> {
 }
 
 /// `parse`'s output: one JSON value on a line (indented with `--pretty`).
-fn print_json(value: &serde_json::Value, pretty: bool) -> Result<ExitCode, Failure> {
+fn print_json(value: &chatparse::Value, pretty: bool) -> Result<ExitCode, Failure> {
     let json = if pretty {
-        serde_json::to_string_pretty(value)
+        chatparse::value::to_string_pretty(value)
     } else {
-        serde_json::to_string(value)
-    }
-    .map_err(|e| Failure::new(EXIT_PARSE_ERROR, format!("cannot serialize: {e}")))?;
+        value.to_string()
+    };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     writeln!(out, "{json}")?;
@@ -615,7 +614,7 @@ fn parse_lines(runner: &Runner, input: &[u8], out: &mut impl Write) -> Result<()
                 // Decoded as Python's json.loads would: its messages name what is wrong (a lone
                 // surrogate escape, not "unexpected end of hex escape").
                 match chatparse::runtime::py::json::loads(line) {
-                    Ok(serde_json::Value::String(text)) => Ok(text),
+                    Ok(chatparse::Value::String(text)) => Ok(text),
                     Ok(other) => Err(format!(
                         "line is not a JSON string: it is a JSON {}",
                         chatparse::runtime::py::python_type(&other)
@@ -625,7 +624,7 @@ fn parse_lines(runner: &Runner, input: &[u8], out: &mut impl Write) -> Result<()
             })
             .and_then(|text| runner.parse(&text).map_err(|e| e.to_string()));
         let value = result.unwrap_or_else(
-            |message| serde_json::json!({ "error": format!("line {}: {message}", index + 1) }),
+            |message| chatparse::json!({ "error": format!("line {}: {message}", index + 1) }),
         );
         writeln!(out, "{value}")?;
     }
@@ -733,15 +732,34 @@ fn read_text_file(what: &str, path: &PathBuf) -> Result<String, Failure> {
 }
 
 /// A bad `--tools` file is a bad argument (exit 2), not a parse error of the model output.
-fn read_tools(path: &PathBuf) -> Result<Vec<serde_json::Value>, Failure> {
+fn read_tools(path: &PathBuf) -> Result<Vec<chatparse::Value>, Failure> {
     let text = read_text_file("tools", path)
         .map_err(|failure| Failure::new(EXIT_BAD_SCHEMA, failure.message))?;
-    serde_json::from_str(&text).map_err(|e| {
-        Failure::new(
+    match chatparse::value::from_str(&text) {
+        Ok(chatparse::Value::Array(tools)) => Ok(tools),
+        ours => Err(Failure::new(
             EXIT_BAD_SCHEMA,
-            format!("the tools file {} is not a JSON array: {e}", path.display()),
-        )
-    })
+            format!(
+                "the tools file {} is not a JSON array: {}",
+                path.display(),
+                json_error::<Vec<serde_json::Value>>(&text, ours.err())
+            ),
+        )),
+    }
+}
+
+/// Why JSON text that chatparse's parser (Python's `json.loads`, which keeps key order and exact
+/// integers) did not give the value wanted: `serde_json`'s message for reading it as `T`, as the
+/// CLI has always reported, or else the parser's own.
+fn json_error<T: chatparse::runtime::serde::de::DeserializeOwned>(
+    text: &str,
+    ours: Option<chatparse::runtime::py::json::JsonError>,
+) -> String {
+    match (serde_json::from_str::<T>(text), ours) {
+        (Err(theirs), _) => theirs.to_string(),
+        (Ok(_), Some(ours)) => ours.to_string(),
+        (Ok(_), None) => "not the expected kind of JSON value".to_owned(),
+    }
 }
 
 /// Standard input as it arrives, in whole UTF-8 characters, to `feed`.
@@ -908,14 +926,15 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
 #[cfg(feature = "render")]
 fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
     use chatparse::render::{ChatTemplate, RenderErrorKind};
-    use serde_json::{Map, Value};
+    use chatparse_runtime::value::{Map, Value};
 
     let read = |path: &PathBuf| {
         std::fs::read_to_string(path)
             .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))
     };
     let array = |path: &PathBuf| -> Result<Vec<Value>, Failure> {
-        match serde_json::from_str::<Value>(&read(path)?) {
+        let text = read(path)?;
+        match chatparse::value::from_str(&text) {
             Ok(Value::Array(items)) => Ok(items),
             Ok(_) => Err(Failure::new(
                 EXIT_BAD_SCHEMA,
@@ -923,7 +942,11 @@ fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
             )),
             Err(e) => Err(Failure::new(
                 EXIT_BAD_SCHEMA,
-                format!("{}: {e}", path.display()),
+                format!(
+                    "{}: {}",
+                    path.display(),
+                    json_error::<serde_json::Value>(&text, Some(e))
+                ),
             )),
         }
     };
@@ -958,7 +981,8 @@ fn render(args: RenderArgs) -> Result<ExitCode, Failure> {
                 format!("--var {var}: expected KEY=JSON"),
             ));
         };
-        let value = serde_json::from_str(json).map_err(|e| {
+        let value = chatparse::value::from_str(json).map_err(|e| {
+            let e = json_error::<serde_json::Value>(json, Some(e));
             Failure::new(
                 EXIT_BAD_SCHEMA,
                 format!("--var {key}: the value is not JSON ({e}); a string is written \"…\""),
@@ -1002,7 +1026,7 @@ fn grammar(args: GrammarArgs) -> Result<ExitCode, Failure> {
             ),
         ));
     }
-    let tools = serde_json::Value::Array(read_tools(&args.tools)?);
+    let tools = chatparse::Value::Array(read_tools(&args.tools)?);
     let bad = |e: grammar::GrammarError| Failure::new(EXIT_BAD_SCHEMA, e.to_string());
     let options = Options {
         tool_choice: args.tool_choice.parse().map_err(bad)?,
@@ -1021,10 +1045,10 @@ fn grammar(args: GrammarArgs) -> Result<ExitCode, Failure> {
             spec.lark_with_special_tokens(&special)
         }
         GrammarFormat::StructuralTag => {
-            serde_json::to_string_pretty(&spec.structural_tag()).unwrap_or_default() + "\n"
+            chatparse::value::to_string_pretty(&spec.structural_tag()) + "\n"
         }
         GrammarFormat::LlamaCpp => {
-            serde_json::to_string_pretty(&spec.llama_cpp()).unwrap_or_default() + "\n"
+            chatparse::value::to_string_pretty(&spec.llama_cpp()) + "\n"
         }
         GrammarFormat::Instruction => spec.format_instruction() + "\n",
     };
@@ -1045,7 +1069,7 @@ fn derive(
 ) -> Result<ExitCode, Failure> {
     let source = std::fs::read_to_string(path)
         .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, format!("{}: {e}", path.display())))?;
-    let mut extra = serde_json::Map::new();
+    let mut extra = chatparse::Map::new();
     for var in vars {
         let Some((key, json)) = var.split_once('=') else {
             return Err(Failure::new(
@@ -1053,7 +1077,7 @@ fn derive(
                 format!("--var {var}: expected KEY=JSON"),
             ));
         };
-        let value = serde_json::from_str(json).map_err(|e| {
+        let value = chatparse::value::from_str(json).map_err(|e| {
             Failure::new(
                 EXIT_BAD_SCHEMA,
                 format!("--var {key}: the value is not JSON ({e}); a string is written \"…\""),
@@ -1078,8 +1102,7 @@ fn derive(
     for note in &derived.notes {
         eprintln!("note: {note}");
     }
-    let text = serde_json::to_string_pretty(&derived.spec)
-        .map_err(|e| Failure::new(EXIT_BAD_SCHEMA, e.to_string()))?;
+    let text = chatparse::value::to_string_pretty(&derived.spec);
     let mut out = io::stdout().lock();
     writeln!(out, "{text}")?;
     out.flush()?;

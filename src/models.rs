@@ -18,7 +18,7 @@
 include!(concat!(env!("OUT_DIR"), "/models.rs"));
 
 /// A generated module's `parse_value`: one model output to the interpreter's JSON.
-pub type ParseToJson = fn(&str) -> Result<serde_json::Value, crate::ParseError>;
+pub type ParseToJson = fn(&str) -> Result<chatparse::Value, crate::ParseError>;
 
 /// A generated module's typed `parse`, with the message dropped (for benchmarks: the typed parse
 /// without the conversion to JSON). Not API: behind the `unstable-bench-hooks` feature.

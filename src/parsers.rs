@@ -27,7 +27,7 @@
 
 use std::fmt;
 
-use serde_json::{Map, Value};
+use crate::{Map, Value};
 
 use crate::grammar::ir::{Node, Rules};
 
@@ -68,7 +68,7 @@ fn between<'t>(text: &'t str, begin: &str, end: &str) -> Result<&'t str, ParserE
 }
 
 fn json(text: &str) -> Result<Value, ParserError> {
-    serde_json::from_str(text.trim()).map_err(|e| ParserError::Json(e.to_string()))
+    crate::value::from_str(text.trim()).map_err(|e| ParserError::Json(e.to_string()))
 }
 
 /// A grammar of a parser's shape (the whole output).
@@ -197,9 +197,9 @@ impl MarkdownJsonParser {
     pub fn dict(content_hint: &Value, required_keys: &[&str]) -> Self {
         let hint = match content_hint {
             Value::String(s) => s.clone(),
-            v => serde_json::to_string_pretty(v).unwrap_or_default(),
+            v => crate::value::to_string_pretty(v),
         };
-        let props: Map<String, Value> = required_keys
+        let props: Map = required_keys
             .iter()
             .map(|k| (k.to_string(), Value::Bool(true)))
             .collect();
@@ -207,7 +207,7 @@ impl MarkdownJsonParser {
             content_hint: hint,
             required_keys: required_keys.iter().map(|s| s.to_string()).collect(),
             dict: true,
-            schema: serde_json::json!({"type": "object", "properties": props,
+            schema: crate::json!({"type": "object", "properties": props,
                 "required": required_keys, "additionalProperties": true}),
         }
     }
@@ -329,7 +329,7 @@ impl MultiTaggedContentParser {
     }
 
     /// Each tag's content (the first occurrence), by name; JSON contents parsed.
-    pub fn parse(&self, text: &str) -> Result<Map<String, Value>, ParserError> {
+    pub fn parse(&self, text: &str) -> Result<Map, ParserError> {
         let mut out = Map::new();
         for t in &self.tags {
             let content = between(text, &t.tag_begin, &t.tag_end)?;

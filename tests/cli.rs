@@ -5,7 +5,7 @@ mod support;
 
 use std::process::Output;
 
-use serde_json::Value;
+use chatparse::Value;
 use support::{load_suites, repo_root, run_chatparse, same_value, Expect};
 
 fn chatparse(args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -45,7 +45,7 @@ fn parse_a_shipped_example_prints_the_reference_message_as_one_line() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 1, "{text}");
-    let got: Value = serde_json::from_str(&text).unwrap();
+    let got: Value = chatparse::value::from_str(&text).unwrap();
     assert!(
         same_value(&got, &reference_value("gpt_oss", "tool_call")),
         "{text}"
@@ -62,7 +62,7 @@ fn parse_reads_standard_input_and_pretty_prints() {
         text.lines().count() > 1,
         "pretty output spans lines: {text}"
     );
-    let got: Value = serde_json::from_str(&text).unwrap();
+    let got: Value = chatparse::value::from_str(&text).unwrap();
     assert!(same_value(&got, &reference_value("gpt_oss", "tool_call")));
 }
 
@@ -78,7 +78,7 @@ fn parse_with_a_schema_path_uses_the_interpreter() {
         None,
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let got: Value = chatparse::value::from_str(&stdout(&out)).unwrap();
     assert!(same_value(&got, &reference_value("gpt_oss", "tool_call")));
 }
 
@@ -121,7 +121,7 @@ fn jsonl_gives_one_line_per_input_line_and_exits_0() {
     let text = stdout(&out);
     let lines: Vec<Value> = text
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| chatparse::value::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 4, "{text}");
     assert!(same_value(
@@ -222,7 +222,7 @@ fn both_engines_print_the_reference_message() {
             None,
         );
         assert!(out.status.success(), "{engine}: {}", stderr(&out));
-        let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let got: Value = chatparse::value::from_str(&stdout(&out)).unwrap();
         assert!(
             same_value(&got, &reference_value("gpt_oss", "tool_call")),
             "{engine}"
@@ -281,7 +281,7 @@ fn dash_is_standard_input() {
         Some(b"<think>\nHm.\n</think>\n\nHi!"),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let message: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let message: Value = chatparse::value::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(message["content"], "Hi!");
 }
 

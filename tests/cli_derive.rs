@@ -6,7 +6,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use serde_json::{json, Value};
+use chatparse::{json, Value};
 use support::run_chatparse;
 
 fn scratch(name: &str) -> PathBuf {
@@ -62,7 +62,7 @@ fn derive_prints_a_schema_that_parses() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let message: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let message: Value = chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
         assert_eq!(
             message,
             json!({"role": "assistant", "content": "Checking.", "reasoning_content": "Look it up.",

@@ -6,7 +6,7 @@ mod support;
 
 use std::process::Output;
 
-use serde_json::Value;
+use chatparse::Value;
 use support::{repo_root, run_chatparse};
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
@@ -22,7 +22,7 @@ fn lines(out: &Output) -> Vec<Value> {
     String::from_utf8(out.stdout.clone())
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| chatparse::value::from_str(l).unwrap())
         .collect()
 }
 
@@ -33,7 +33,8 @@ fn read(path: &str) -> String {
 /// The reference value of a conformance case.
 fn reference(suite: &str, case: &str) -> Value {
     let doc: Value =
-        serde_json::from_str(&read(&format!("tests/conformance/expected/{suite}.json"))).unwrap();
+        chatparse::value::from_str(&read(&format!("tests/conformance/expected/{suite}.json")))
+            .unwrap();
     doc["cases"]
         .as_array()
         .unwrap()
@@ -55,7 +56,7 @@ fn rebuild(chunks: &[Value]) -> Value {
         for call in d["tool_calls"].as_array().into_iter().flatten() {
             let i = call["index"].as_u64().unwrap() as usize;
             if i == calls.len() {
-                calls.push(serde_json::json!({"id": call["id"], "type": call["type"],
+                calls.push(chatparse::json!({"id": call["id"], "type": call["type"],
                     "function": {"name": call["function"]["name"], "arguments": ""}}));
             }
             let args = calls[i]["function"]["arguments"]
@@ -66,7 +67,7 @@ fn rebuild(chunks: &[Value]) -> Value {
             calls[i]["function"]["arguments"] = Value::String(args);
         }
     }
-    let mut m = serde_json::json!({"role": "assistant",
+    let mut m = chatparse::json!({"role": "assistant",
         "content": if content.is_empty() { Value::Null } else { Value::String(content) }});
     if !reasoning.is_empty() {
         m["reasoning_content"] = Value::String(reasoning);
@@ -124,7 +125,7 @@ fn parse_openai_prints_one_message_with_kimis_own_ids() {
         assert_eq!(call["function"]["name"], want["function"]["name"]);
         let args = call["function"]["arguments"].as_str().unwrap();
         assert!(raw.contains(args), "the model's own text: {args}");
-        let decoded: Value = serde_json::from_str(args).unwrap();
+        let decoded: Value = chatparse::value::from_str(args).unwrap();
         assert_eq!(decoded, want["function"]["arguments"]);
     }
 }
@@ -211,7 +212,8 @@ fn parse_openai_ids_reasoning_key_and_normalized_arguments() {
 /// a template with a prompt prefix and tools, and for an x-regex schema that streams.
 #[test]
 fn stream_openai_deltas_rebuild_the_parse_message() {
-    let corpus: Value = serde_json::from_str(&read("tests/streaming/expected/qwen3.json")).unwrap();
+    let corpus: Value =
+        chatparse::value::from_str(&read("tests/streaming/expected/qwen3.json")).unwrap();
     let dir = std::env::temp_dir().join(format!("chatparse-cli-openai-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut checked = 0;
@@ -252,7 +254,7 @@ fn stream_openai_deltas_rebuild_the_parse_message() {
         } else {
             assert_eq!(rebuilt, message[0], "{}", case["name"]);
         }
-        assert_eq!(chunks[0]["delta"], serde_json::json!({"role": "assistant"}));
+        assert_eq!(chunks[0]["delta"], chatparse::json!({"role": "assistant"}));
         let reason = if want.get("tool_calls").is_some() {
             "tool_calls"
         } else {

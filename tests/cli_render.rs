@@ -6,12 +6,12 @@ mod support;
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use chatparse::Value;
 use support::run_chatparse;
 
 fn expected() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/render/expected.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    chatparse::value::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// A scratch directory of this test's own, emptied first.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
+use chatparse::Value;
 use support::{repo_root, same_value};
 
 const SHIPPED: &[&str] = &["qwen3", "qwen3_5", "gemma4"];
@@ -41,7 +41,7 @@ fn text(bytes: &[u8]) -> String {
 
 fn corpus(template: &str) -> Value {
     let path = repo_root().join(format!("tests/streaming/expected/{template}.json"));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    chatparse::value::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn case(template: &str, name: &str) -> Value {
@@ -135,7 +135,7 @@ fn one_shot(case: &Value) -> (Vec<Value>, Value) {
 fn lines(out: &Output) -> Vec<Value> {
     text(&out.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .map(|l| chatparse::value::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
         .collect()
 }
 
@@ -181,7 +181,7 @@ fn read_events(out: &mut BufReader<ChildStdout>, n: usize) -> Vec<Value> {
         .map(|_| {
             let mut line = String::new();
             out.read_line(&mut line).unwrap();
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+            chatparse::value::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"))
         })
         .collect()
 }
@@ -323,13 +323,13 @@ fn x_regex_schemas_with_literal_delimited_fields_stream() {
                  {\"city\": \"Paris\"}<|call|>";
     let parsed = run(&["parse", "--schema", "gpt_oss"], input.as_bytes());
     assert_eq!(parsed.status.code(), Some(0), "{}", text(&parsed.stderr));
-    let want: Value = serde_json::from_str(text(&parsed.stdout).trim()).unwrap();
+    let want: Value = chatparse::value::from_str(text(&parsed.stdout).trim()).unwrap();
     for spec in ["gpt_oss", "schemas/gpt_oss.json"] {
         let out = run(&["stream", "--schema", spec], input.as_bytes());
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let lines: Vec<Value> = text(&out.stdout)
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| chatparse::value::from_str(l).unwrap())
             .collect();
         let (message, events) = lines.split_last().unwrap();
         assert!(same_value(message, &want), "{message} vs {want}");
@@ -364,7 +364,7 @@ fn x_regex_schemas_with_literal_delimited_fields_stream() {
 #[test]
 fn an_invalid_template_lists_every_problem_with_exit_2() {
     // Templates the reference refuses, with the pointer of the offending node.
-    let doc: Value = serde_json::from_str(
+    let doc: Value = chatparse::value::from_str(
         &std::fs::read_to_string(
             repo_root().join("tests/streaming/expected/invalid_templates.json"),
         )

@@ -12,7 +12,7 @@ mod support;
 use std::path::PathBuf;
 
 use roundtrip_support as rt;
-use serde_json::{Map, Value};
+use chatparse::{Map, Value};
 
 /// Per template: the tool-call class and the reasoning class (written from reading the
 /// templates), or `None` when derivation must refuse.
@@ -149,7 +149,7 @@ fn families() -> Vec<rt::Family> {
 }
 
 /// The template variables a family renders with that derivation needs (besides tokens).
-fn variables(family: &rt::Family) -> Map<String, Value> {
+fn variables(family: &rt::Family) -> Map {
     let mut vars = family.variables.clone();
     if !family.bos_token.is_empty() {
         vars.insert("bos_token".into(), Value::String(family.bos_token.clone()));
@@ -248,7 +248,7 @@ fn derived_parsers_round_trip() {
             sink.push_str(&f);
             sink.push_str(&format!(
                 "    derived spec: {}\n",
-                serde_json::to_string(&derived.spec).unwrap()
+                derived.spec.to_string()
             ));
         }
     }

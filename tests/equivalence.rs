@@ -7,7 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use chatparse::models::GENERATED;
-use serde_json::Value;
+use chatparse::Value;
 use support::{load_suites, preview, repo_root, same_value, Expect};
 
 #[test]

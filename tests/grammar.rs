@@ -24,7 +24,7 @@ use std::process::Command;
 
 use chatparse::grammar::{GrammarSpec, Options, ToolChoice};
 use roundtrip_support as rt;
-use serde_json::{json, Map, Value};
+use chatparse::{json, Map, Value};
 
 /// Outputs a family's template renders but its format does not allow (why).
 const EXCLUDED: &[(&str, &str, &str)] = &[
@@ -338,7 +338,7 @@ fn family_fixture(name: &str, templates: &std::path::Path) -> Result<Value, Stri
     let cases: Vec<Value> = cases
         .into_iter()
         .map(|c| {
-            let accept: Map<String, Value> = c
+            let accept: Map = c
                 .accept
                 .into_iter()
                 .map(|(l, a)| (l.to_owned(), Value::Bool(a)))
@@ -394,7 +394,7 @@ fn grammars_accept_the_templates_outputs_and_reject_violations() {
     let fixture = dir.join("fixture.json");
     std::fs::write(
         &fixture,
-        serde_json::to_string_pretty(&json!({"families": families})).unwrap(),
+        chatparse::value::to_string_pretty(&json!({"families": families})),
     )
     .unwrap();
     let python = python();
@@ -487,7 +487,7 @@ fn cli_prints_the_library_grammars() {
         args.push(format);
         let out = run(&args);
         assert!(out.status.success(), "{format}: {out:?}");
-        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let got: Value = chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
         assert_eq!(got, want, "{format}");
     }
     // A schema path whose stem is a family.

@@ -6,7 +6,7 @@
 
 use chatparse::runtime::jmespath::compiled::CompiledFn;
 use chatparse::runtime::jmespath::Expression;
-use serde_json::Value;
+use chatparse::Value;
 use std::collections::HashMap;
 
 mod support;
@@ -36,7 +36,8 @@ fn agree(source: &str, f: CompiledFn, given: &Value) -> Result<(), String> {
 #[test]
 fn compiled_corpus_expressions_agree_with_the_interpreter() {
     let path = support::repo_root().join("runtime/src/jmespath/testdata/compliance.json");
-    let groups: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let groups: Value =
+        chatparse::value::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let table: HashMap<&str, CompiledFn> = CORPUS.iter().copied().collect();
     let mut expressions = HashMap::new();
     let (mut cases, mut compiled_cases, mut errors) = (0, 0, 0);
@@ -100,7 +101,7 @@ fn every_shipped_transform_compiles() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "json") {
             let schema: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                chatparse::value::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             transforms(&schema, &mut found);
         }
     }
@@ -119,14 +120,18 @@ fn every_shipped_transform_compiles() {
 #[test]
 fn shipped_transforms_agree_with_the_interpreter() {
     let path = support::repo_root().join("benches/transform_payloads.json");
-    let payloads: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let edges: Vec<Value> = serde_json::from_str(
+    let payloads: Value =
+        chatparse::value::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let edges: Vec<Value> = chatparse::value::from_str(
         r#"[null, true, 0, "", "text", [], {}, [null], [[]], [1, "a"], [{}], [[{"name": "f"}]],
             {"name": "f"}, {"id": null}, {"id": ""}, {"id": 7, "name": "f"},
             {"parameters": null, "arguments": "x"}, {"parameters": {}, "arguments": {"a": 1}},
             [{"id": "x", "name": "f", "type": "t"}, null, {"tool_name": 1, "parameters": [2]}]]"#,
     )
-    .unwrap();
+    .unwrap()
+    .as_array()
+    .unwrap()
+    .clone();
     let mut checked = 0;
     for entry in payloads.as_array().unwrap() {
         let source = entry["expression"].as_str().unwrap();
@@ -146,7 +151,8 @@ fn shipped_transforms_agree_with_the_interpreter() {
 #[test]
 fn extra_shapes_agree_with_the_interpreter() {
     let path = support::repo_root().join("tests/jmespath_compiled_extra.json");
-    let groups: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let groups: Value =
+        chatparse::value::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut checked = 0;
     for group in groups.as_array().unwrap() {
         for case in group["cases"].as_array().unwrap() {

@@ -17,7 +17,7 @@ mod support;
 use chatparse::runtime::schema::Malformed;
 use chatparse::runtime::stream::Event;
 use chatparse::runtime::Spec;
-use serde_json::Value;
+use chatparse::Value;
 use support::{preview, repo_root, same_value, Rng};
 
 fn examples(name: &str) -> Vec<String> {
@@ -91,7 +91,7 @@ fn check(name: &str, spec: &Spec, input: &str, streams: bool, rng: &mut Rng) -> 
             for m in &lenient.malformed {
                 // A unit given a JSON value (an item of a JSON list the output held) is kept as
                 // JSON text, which need not be in the output verbatim.
-                let json_value = serde_json::from_str::<Value>(&m.text).is_ok();
+                let json_value = serde_json::from_str::<serde_json::Value>(&m.text).is_ok();
                 if !m.text.is_empty() && m.span.is_none() && !has_substitutions(name) && !json_value
                 {
                     return fail(format!("{m:?} is not in the output"));
@@ -268,14 +268,14 @@ fn cli_lenient() {
         Some(input.as_bytes()),
     );
     assert_eq!(out.status.code(), Some(0));
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Value = chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
     assert!(same_value(&got["message"], &want), "{got}");
     let malformed = got["malformed"].as_array().unwrap();
     assert_eq!(malformed.len(), 1);
     assert_eq!(malformed[0]["field"], "tool_calls");
     assert_eq!(malformed[0]["text"], "\n{\"name\": \"g\", \"argu");
     let at = input.find("\n{\"name\": \"g\"").unwrap();
-    assert_eq!(malformed[0]["span"], serde_json::json!([at, at + 20]));
+    assert_eq!(malformed[0]["span"], chatparse::json!([at, at + 20]));
 
     let out = support::run_chatparse(
         &["stream", "--schema", "hermes", "--lenient"],
@@ -285,7 +285,7 @@ fn cli_lenient() {
     let lines: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| chatparse::value::from_str(l).unwrap())
         .collect();
     let (message, events) = lines.split_last().unwrap();
     assert!(same_value(message, &want), "{message}");

@@ -10,8 +10,8 @@ use chatparse::runtime::openai::{
 };
 use chatparse::runtime::py::json::loads;
 use chatparse::runtime::Spec;
+use chatparse::{Map, Value};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
 use support::{load_suites, preview, repo_root, same_value, Expect};
 
 /// Families whose models write the arguments as something other than one JSON text: XML
@@ -149,7 +149,7 @@ fn check_message(
             );
         }
         let compact = args_of(args).to_string();
-        if args.is_null() || (args_of(args) == serde_json::json!({}) && !raw.contains("{}")) {
+        if args.is_null() || (args_of(args) == chatparse::json!({}) && !raw.contains("{}")) {
             // The model wrote no arguments.
             assert_eq!(arguments, "{}", "{at}: absent arguments");
         } else if NON_JSON_ARGUMENTS.contains(&family) || args.is_string() {
@@ -194,7 +194,7 @@ fn written_ids(family: &str, raw: &str) -> Vec<Option<String>> {
     };
     let body = &raw[start + open.len()..];
     let body = &body[..body.find(close).unwrap_or(body.len())];
-    let Ok(Value::Array(calls)) = serde_json::from_str::<Value>(body) else {
+    let Ok(Value::Array(calls)) = chatparse::value::from_str(body) else {
         return Vec::new();
     };
     calls
@@ -347,7 +347,7 @@ fn id_policies() {
     );
     let mut named = |name: &str, index: usize| format!("{name}-{index}");
     let message = to_message(
-        &serde_json::json!({"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}]}),
+        &chatparse::json!({"tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}]}),
         None,
         &Options::default(),
         &mut named,
@@ -360,7 +360,7 @@ fn id_policies() {
 /// and a value the spec changed (types from the tools) is written compactly.
 #[test]
 fn argument_text_is_the_models_or_compact() {
-    let parsed = serde_json::json!({"tool_calls": [
+    let parsed = chatparse::json!({"tool_calls": [
         {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}},
         {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}},
         {"type": "function", "function": {"name": "g", "arguments": {"city": "Zürich", "days": 3}}}
@@ -403,7 +403,7 @@ fn rebuild(chunks: &[Value], at: &str) -> Rebuilt {
     assert!(chunks.len() >= 2, "{at}");
     assert_eq!(
         chunks[0],
-        serde_json::json!({"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}),
+        chatparse::json!({"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}),
         "{at}"
     );
     for (i, chunk) in chunks.iter().enumerate() {
@@ -523,7 +523,7 @@ fn streamables() -> Vec<Streamable> {
         .collect();
     paths.sort();
     for p in paths {
-        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let doc: Value = chatparse::value::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         let name = p.file_stem().unwrap().to_string_lossy().into_owned();
         let spec = Spec::from_json_str(&doc["template"].to_string()).unwrap();
         let cases = doc["cases"]

@@ -8,7 +8,7 @@ mod support;
 use chatparse::runtime::openai::{
     parse_with_checks, CounterIds, Delta, DeltaStream, Options, ToolChecks,
 };
-use serde_json::{json, Value};
+use chatparse::{json, Value};
 
 const TWO_CALLS: &str = "Sure.<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call><|im_end|>";
 

@@ -6,7 +6,7 @@ use chatparse::parsers::{
     MarkdownCodeBlockParser, MarkdownJsonParser, MultiTaggedContentParser, ParserError,
     TaggedContent,
 };
-use serde_json::json;
+use chatparse::json;
 
 pub fn werewolf() -> MultiTaggedContentParser {
     MultiTaggedContentParser::new(vec![
@@ -40,7 +40,7 @@ fn multi_tagged_content() {
     );
     let parsed = parser.parse(WEREWOLF_OUTPUT).unwrap();
     assert_eq!(
-        serde_json::Value::Object(parsed),
+        chatparse::Value::Object(parsed),
         json!({
             "thought": "The others didn't realize I was a werewolf. I should end the discussion soon.",
             "speak": "I agree with you.",

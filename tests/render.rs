@@ -5,12 +5,12 @@
 //! the messages, so this runs without the chat templates directory (in CI).
 
 use chatparse::render::{ChatTemplate, RenderErrorKind};
-use serde_json::{Map, Value};
+use chatparse::{Map, Value};
 
 fn expected() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/render/expected.json");
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap()
+    chatparse::value::from_str(&text).unwrap()
 }
 
 fn first_difference(a: &str, b: &str) -> usize {
@@ -56,7 +56,7 @@ fn renders_as_transformers_does() {
         let template = ChatTemplate::new(t["source"].as_str().unwrap())
             .and_then(|t| t.with_fixed_date(2026, 1, 1))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let extra: Map<String, Value> = t["extra"].as_object().unwrap().clone();
+        let extra: Map = t["extra"].as_object().unwrap().clone();
         let messages = &doc["messages"][t["messages"].as_str().unwrap()];
         for r in t["renders"].as_array().unwrap() {
             let id = r["conversation"].as_str().unwrap();

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chatparse::runtime::stream::{is_response_template, Event, ResponseTemplate, StreamParser};
-use serde_json::Value;
+use chatparse::Value;
 use support::{repo_root, same_value};
 
 mod support;
@@ -51,7 +51,7 @@ fn corpus() -> Vec<Doc> {
 
 fn read_json(p: &Path) -> Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    chatparse::value::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn events_json(events: &[Event<'_>]) -> Value {

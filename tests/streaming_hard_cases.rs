@@ -6,7 +6,7 @@ mod support;
 
 use chatparse::runtime::stream::Event;
 use chatparse::runtime::Spec;
-use serde_json::{json, Value};
+use chatparse::{json, Value};
 use support::same_value;
 
 fn spec(name: &str) -> Spec {

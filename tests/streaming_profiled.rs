@@ -13,7 +13,7 @@ mod support;
 
 use chatparse::runtime::stream::{Event, MessageStream};
 use chatparse::runtime::Spec;
-use serde_json::Value;
+use chatparse::Value;
 use support::{char_boundaries, load_suites, preview, random_cuts, same_value, Rng};
 
 /// Every split point for short inputs (plus one char per chunk), seeded random chunkings for

@@ -8,7 +8,7 @@ mod support;
 
 use chatparse::runtime::stream::{Event, XRegexPlan, XRegexStreamParser};
 use chatparse::Schema;
-use serde_json::Value;
+use chatparse::Value;
 use support::{
     char_boundaries, delimiters, load_suites, preview, random_cuts, repo_root, same_value, Rng,
 };
@@ -364,7 +364,7 @@ fn long_reasoning_streams_with_bounded_hold_back() {
     let (message, _) = parser.finish().unwrap();
     assert_eq!(
         message,
-        serde_json::json!({"role": "assistant", "thinking": "thinking hard "})
+        chatparse::json!({"role": "assistant", "thinking": "thinking hard "})
     );
 }
 

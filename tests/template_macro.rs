@@ -4,7 +4,7 @@
 //! generated code under `cargo clippy --all-targets`.)
 
 use chatparse::runtime::stream::{Event, StreamParser};
-use serde_json::Value;
+use chatparse::Value;
 
 chatparse::response_parser!("response_templates/qwen3.json");
 chatparse::response_parser!(mod gemma = "response_templates/gemma4.json");
@@ -15,7 +15,7 @@ fn corpus(template: &str) -> Value {
         "{}/tests/streaming/expected/{template}.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    chatparse::value::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn events(events: &[Event<'_>]) -> Value {

@@ -1,10 +1,10 @@
 //! Build-time validation (SPEC §4): every problem is reported, each with the JSON pointer of the
 //! offending node, what is wrong and how to fix it.
 
+use chatparse::json;
 use chatparse::{Schema, SchemaError};
-use serde_json::json;
 
-fn problems(schema: serde_json::Value) -> SchemaError {
+fn problems(schema: chatparse::Value) -> SchemaError {
     match Schema::from_value(schema) {
         Ok(_) => panic!("schema unexpectedly valid"),
         Err(e) => e,
@@ -12,7 +12,7 @@ fn problems(schema: serde_json::Value) -> SchemaError {
 }
 
 /// The single problem of a schema with exactly one mistake.
-fn only_problem(schema: serde_json::Value) -> chatparse::SchemaProblem {
+fn only_problem(schema: chatparse::Value) -> chatparse::SchemaProblem {
     let e = problems(schema);
     assert_eq!(e.problems.len(), 1, "{e}");
     e.problems.into_iter().next().unwrap()
@@ -270,7 +270,7 @@ fn named_character_escapes_are_rejected_not_approximated() {
 }
 
 /// Arrays nested directly in arrays, `depth` levels, under the property `grid`.
-fn nested_arrays(depth: usize) -> serde_json::Value {
+fn nested_arrays(depth: usize) -> chatparse::Value {
     let mut node = json!({"type": "string"});
     for _ in 0..depth {
         node = json!({"type": "array", "items": node});

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use chatparse::Schema;
-use serde_json::Value;
+use chatparse::Value;
 
 /// The sizes every schema is measured at, with their names.
 pub const SIZES: &[(&str, usize)] = &[

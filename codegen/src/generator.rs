@@ -2,9 +2,9 @@
 //! object node, one `static` per regex, JMESPath expression and constant. Every decision was made
 //! by the planner (`plan.rs`); this module only writes tokens for it.
 
+use chatparse_runtime::value::Value;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
-use serde_json::Value;
 
 use crate::names::ident;
 use crate::plan::{
@@ -127,9 +127,9 @@ fn imports(uses: &Uses, rt: &TokenStream) -> TokenStream {
         out.extend(quote!(use #rt::serde::ser::{Serialize, SerializeMap, Serializer};));
     }
     if uses.map {
-        out.extend(quote!(use #rt::serde_json::{Map, Value};));
+        out.extend(quote!(use #rt::value::{Map, Value};));
     } else {
-        out.extend(quote!(use #rt::serde_json::Value;));
+        out.extend(quote!(use #rt::value::Value;));
     }
     if uses.lazy {
         out.extend(quote!(use #rt::once_cell::sync::Lazy;));
@@ -562,8 +562,8 @@ impl Emitter<'_> {
                 " Keys of `{}` beyond its `properties`, in input order (`additionalProperties`).",
                 display_pointer(&node.node.pointer)
             ));
-            fields.push(quote!(#extras_doc pub #field: Map<String, Value>,));
-            declare.push(quote!(let #extras_slot: Map<String, Value>;));
+            fields.push(quote!(#extras_doc pub #field: Map,));
+            declare.push(quote!(let #extras_slot: Map;));
             from_text.push(quote!(#extras_slot = Map::new();));
             build.push(quote!(#field: #extras_slot,));
             serialize.push(quote! {

@@ -1,7 +1,7 @@
 //! JMESPath transforms compiled to Rust.
 //!
 //! A plain function from the parsed expression ([`Ast`], shaped exactly as python jmespath's
-//! parser builds it) to Rust that evaluates it directly on [`serde_json::Value`]: field lookups
+//! parser builds it) to Rust that evaluates it directly on chatparse's [`Value`](chatparse_runtime::value::Value): field lookups
 //! borrow from the input, multi-select hashes build their `Map` in place, projections are `for`
 //! loops. Each node does what `runtime/src/jmespath/eval.rs` does for it (null propagation,
 //! projections dropping `null`s, multi-selects on `null` giving `null`, key order); slices,
@@ -13,9 +13,9 @@
 //! `None` and the caller keeps the interpreter.
 
 use chatparse_runtime::jmespath::{Ast, Expression};
+use chatparse_runtime::value::Value;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
-use serde_json::Value;
 
 /// A `fn #name(v: &Value) -> Result<Value, JmesError>` evaluating `expression`, or `None` when
 /// the expression uses something the compiler leaves to the interpreter. `rt` is the path of the
@@ -43,8 +43,8 @@ pub fn compile_function(
         imports.extend(quote!(use #rt::jmespath::compiled as jp;));
     }
     match (map, value) {
-        (true, _) => imports.extend(quote!(use #rt::serde_json::{Map, Value};)),
-        (false, true) => imports.extend(quote!(use #rt::serde_json::Value;)),
+        (true, _) => imports.extend(quote!(use #rt::value::{Map, Value};)),
+        (false, true) => imports.extend(quote!(use #rt::value::Value;)),
         (false, false) => {}
     }
     if cow {
@@ -57,7 +57,7 @@ pub fn compile_function(
     }
     Some(quote! {
         #[doc = #doc]
-        fn #name(v: &#rt::serde_json::Value) -> ::core::result::Result<#rt::serde_json::Value, #rt::jmespath::JmesError> {
+        fn #name(v: &#rt::value::Value) -> ::core::result::Result<#rt::value::Value, #rt::jmespath::JmesError> {
             #imports
             let value = #result;
             Ok(value)
@@ -96,7 +96,8 @@ pub fn compiled_table(
 
     let path = manifest_dir.join(relative);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{relative}: {e}"))?;
-    let data: Value = serde_json::from_str(&text).map_err(|e| format!("{relative}: {e}"))?;
+    let data: Value =
+        chatparse_runtime::value::from_str(&text).map_err(|e| format!("{relative}: {e}"))?;
     let mut expressions = Vec::new();
     collect(&data, &mut expressions);
     let mut items = Vec::new();
@@ -564,7 +565,7 @@ impl Compiler {
 /// A literal: `null` and booleans as constants, a string built in place, anything else built
 /// once in a `static`.
 /// `None` if its JSON text would not read back as the same value (e.g. nesting beyond
-/// `serde_json`'s recursion limit).
+/// the parser's depth limit).
 fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
     uses.value = true;
     match value {
@@ -586,7 +587,7 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
         _ => {}
     }
     let text = value.to_string();
-    let back: Value = serde_json::from_str(&text).ok()?;
+    let back: Value = chatparse_runtime::value::from_str(&text).ok()?;
     if !chatparse_runtime::py::identical(&back, value) {
         return None;
     }

@@ -14,9 +14,9 @@
 use chatparse_runtime::schema::{
     Additional, Items, Node, NodeType, Parser, Pattern, Substitution, Transform,
 };
+use chatparse_runtime::value::Value;
 use chatparse_runtime::Schema;
 use proc_macro2::{Ident, Span, TokenStream};
-use serde_json::Value;
 
 use crate::names::{camel, singular, snake, Namer};
 use crate::types::{Kinds, Ty};
@@ -42,7 +42,7 @@ pub struct Uses {
     pub slot: bool,
     /// `serde::ser::{Serialize, SerializeMap, Serializer}` (any generated struct).
     pub serialize: bool,
-    /// `serde_json::Map` (`additionalProperties`).
+    /// [`Map`](chatparse_runtime::value::Map) (`additionalProperties`).
     pub map: bool,
     /// `once_cell::sync::Lazy` (any static).
     pub lazy: bool,
@@ -816,7 +816,7 @@ fn match_kinds(regex: &chatparse_runtime::pyre::PyRegex, text_slice: bool) -> Ki
 
 /// A `default` as a value of the field's type, when that type can hold it exactly.
 fn typed_default(default: &Value, ty: &Ty) -> Option<TypedDefault> {
-    let float_text = |n: &serde_json::Number| n.to_string().contains(['.', 'e', 'E']);
+    let float_text = |n: &chatparse_runtime::value::Number| n.is_f64();
     match (ty, default) {
         (Ty::Str, Value::String(s)) => Some(TypedDefault::Str(s.clone())),
         (Ty::Cow, Value::String(s)) => Some(TypedDefault::Cow(s.clone())),

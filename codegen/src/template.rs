@@ -42,7 +42,7 @@ pub(crate) fn module(template_text: &str, options: &Options) -> TokenStream {
         #[doc = #module_doc]
         #visibility mod #module {
             use #rt::once_cell::sync::Lazy;
-            use #rt::serde_json::Value;
+            use #rt::value::Value;
             use #rt::stream::{ResponseTemplate, StreamParser};
             use #rt::ParseError;
 

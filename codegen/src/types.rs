@@ -17,7 +17,7 @@ pub enum Ty {
     F64,
     /// `bool`.
     Bool,
-    /// `serde_json::Value`: untyped and `any` nodes.
+    /// [`Value`](chatparse_runtime::value::Value): untyped and `any` nodes.
     Value,
     /// `Vec<T>`, or `Vec<Option<T>>` when an element can be null.
     Vec(Box<Ty>, bool),

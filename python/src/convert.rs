@@ -1,60 +1,102 @@
-//! JSON values between Rust (`serde_json::Value` with `preserve_order` and
-//! `arbitrary_precision`) and Python objects, with the reference's types: object key order kept,
-//! integers as (unbounded) `int`, everything else numeric as `float`.
+//! JSON values between Rust (chatparse's [`Value`]: keys in order, integers exact) and Python
+//! objects, with the reference's types: object key order kept, integers as (unbounded) `int`,
+//! everything else numeric as `float`.
 
+use chatparse::value::{Iter as MapIter, Map, Number, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde_json::{Map, Number, Value};
 
 /// Deepest nesting converted from Python (a list that contains itself must not recurse forever).
+/// [`from_py`] recurses, one frame chain per level: at about 200 bytes a level, 2048 levels stay
+/// within 512 KB of stack.
 const MAX_DEPTH: usize = 2048;
 
 /// A JSON value as the Python object `json.loads` would give.
+///
+/// Iterative (an explicit stack of open lists and dicts), so deep values cost no thread stack.
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    enum Open<'a, 'py> {
+        List(Bound<'py, PyList>, std::slice::Iter<'a, Value>),
+        Dict(Bound<'py, PyDict>, MapIter<'a>, Option<&'a String>),
+    }
+    let mut stack: Vec<Open<'_, 'py>> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        // Convert `next`: a scalar is done at once; a container opens and fills below.
+        let mut done = match next.take() {
+            None => None,
+            Some(Value::Array(items)) => {
+                stack.push(Open::List(PyList::empty(py), items.iter()));
+                None
+            }
+            Some(Value::Object(map)) => {
+                stack.push(Open::Dict(PyDict::new(py), map.iter(), None));
+                None
+            }
+            Some(scalar) => Some(scalar_to_py(py, scalar)?),
+        };
+        // Hand finished objects to their parents until one has another child to convert.
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(done.unwrap_or_else(|| py.None().into_bound(py)));
+            };
+            match top {
+                Open::List(list, items) => {
+                    if let Some(obj) = done.take() {
+                        list.append(obj)?;
+                    }
+                    if let Some(item) = items.next() {
+                        next = Some(item);
+                        break;
+                    }
+                }
+                Open::Dict(dict, entries, key) => {
+                    if let Some(obj) = done.take() {
+                        let k = key.take().map(String::as_str).unwrap_or_default();
+                        dict.set_item(PyString::new(py, k), obj)?;
+                    }
+                    if let Some((k, v)) = entries.next() {
+                        *key = Some(k);
+                        next = Some(v);
+                        break;
+                    }
+                }
+            }
+            done = Some(match stack.pop() {
+                Some(Open::List(list, _)) => list.into_any(),
+                Some(Open::Dict(dict, _, _)) => dict.into_any(),
+                None => unreachable!("the stack had a top"),
+            });
+        }
+    }
+}
+
+/// A JSON scalar (not an array or object) as a Python object.
+fn scalar_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
-        Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
         Value::Number(n) => number_to_py(py, n)?,
         Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (k, v) in map {
-                dict.set_item(PyString::new(py, k), to_py(py, v)?)?;
-            }
-            dict.into_any()
-        }
+        _ => py.None().into_bound(py),
     })
 }
 
-/// Whether a number's JSON text is a Python `int` (the runtime writes floats with `.` or `e`).
-fn is_int_text(text: &str) -> bool {
-    !text.contains(['.', 'e', 'E'])
-}
-
-/// A number from its text: `int` (any size) or `float`, never through `f64` for integers.
+/// A number: `int` (any size, never through `f64`) or `float`.
 fn number_to_py<'py>(py: Python<'py>, n: &Number) -> PyResult<Bound<'py, PyAny>> {
-    let text = n.as_str();
-    if is_int_text(text) {
-        if let Ok(small) = text.parse::<i64>() {
-            return Ok(small.into_pyobject(py)?.into_any());
-        }
-        // Unbounded: Python's own int(str) (the runtime keeps ints within its 4300-digit limit).
-        return py.get_type::<PyInt>().call1((text,));
+    if n.is_f64() {
+        return match n.as_f64() {
+            Some(f) => Ok(PyFloat::new(py, f).into_any()),
+            None => Err(PyValueError::new_err(format!(
+                "number {n} has no float value"
+            ))),
+        };
     }
-    match text.parse::<f64>() {
-        Ok(f) => Ok(PyFloat::new(py, f).into_any()),
-        Err(_) => Err(PyValueError::new_err(format!(
-            "number {text:?} has no float value"
-        ))),
+    if let Some(small) = n.as_i64() {
+        return Ok(small.into_pyobject(py)?.into_any());
     }
+    // Unbounded: Python's own int(str) (the runtime keeps ints within its 4300-digit limit).
+    py.get_type::<PyInt>().call1((n.to_string(),))
 }
 
 /// How [`from_py`] treats objects that have no JSON form.
@@ -92,11 +134,10 @@ fn from_py_at(obj: &Bound<'_, PyAny>, strictness: Strictness, depth: usize) -> P
             return Ok(Value::Number(small.into()));
         }
         let text = obj.str()?;
-        return text
-            .to_str()?
-            .parse::<Number>()
+        let text = text.to_str()?;
+        return Number::from_integer_str(text)
             .map(Value::Number)
-            .map_err(|e| PyValueError::new_err(format!("int has no JSON form: {e}")));
+            .ok_or_else(|| PyValueError::new_err(format!("int {text} has no JSON form")));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let f = f.value();

@@ -14,12 +14,12 @@ mod stream;
 
 use std::sync::Arc;
 
+use chatparse::Value;
 use chatparse_runtime::openai::{self, OpenAiError, Options, ReasoningKey};
 use chatparse_runtime::{Format, ParseError};
 use pyo3::exceptions::{PyImportError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use serde_json::Value;
 
 use crate::convert::{from_py, to_py, Strictness};
 use crate::spec::{resolve, Loaded, PySpec};
@@ -391,9 +391,9 @@ fn render(
     let extra = match extra {
         Some(d) => match convert::from_py(d.as_any(), convert::Strictness::Strict)? {
             Value::Object(map) => map,
-            _ => serde_json::Map::new(),
+            _ => chatparse::Map::new(),
         },
-        None => serde_json::Map::new(),
+        None => chatparse::Map::new(),
     };
     let rendered = py.detach(|| {
         let template = ChatTemplate::new(template)?;

@@ -13,12 +13,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use chatparse::models::{parse_value_fn, ParseToJson};
+use chatparse::Value;
 use chatparse_runtime::{Format, ParseError, ResponseTemplate, Schema, SchemaError, Spec};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde_json::Value;
 
 use crate::convert::{self, Strictness};
 use crate::errors;

@@ -6,13 +6,13 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use chatparse::Value;
 use chatparse_runtime::openai::DeltaStream;
 use chatparse_runtime::stream::{Event, MessageStream, StreamParser, XRegexStreamParser};
 use chatparse_runtime::{Format, ParseError};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use serde_json::Value;
 
 use crate::convert::to_py;
 use crate::errors;

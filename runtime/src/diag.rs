@@ -4,7 +4,7 @@
 //! [`SchemaError`] or lets the loaded value through. Nothing is reported twice and nothing is lost
 //! by stopping at the first problem.
 
-use serde_json::Value;
+use crate::value::Value;
 
 use crate::error::{SchemaError, SchemaProblem};
 

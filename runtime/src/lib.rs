@@ -19,9 +19,12 @@
 //!     }
 //! }"#)?;
 //! let message = schema.parse("<think>2+2?</think>\n4")?;
-//! assert_eq!(message, serde_json::json!({"role": "assistant", "thinking": "2+2?", "content": "4"}));
+//! assert_eq!(message, chatparse_runtime::json!({"role": "assistant", "thinking": "2+2?", "content": "4"}));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#[path = "value/macros.rs"]
+mod json_macro;
 
 mod diag;
 mod error;
@@ -34,6 +37,7 @@ pub mod schema;
 mod spec;
 pub mod stream;
 pub mod template;
+pub mod value;
 
 /// The Python-`re` engine (its own crate, `chatparse-pyre`).
 pub use chatparse_pyre as pyre;
@@ -55,6 +59,7 @@ pub use spec::{Format, Spec, StreamSetupError};
 /// The type of an `integer` node in a generated parser (Python ints are unbounded).
 pub use support::Int;
 pub use template::ResponseTemplate;
+pub use value::{Map, Number, Value};
 
 // Generated code names these through `chatparse::runtime::…`, so user crates need no direct
 // dependency on them.

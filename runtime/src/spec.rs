@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::Path;
 
-use serde_json::Value;
+use crate::value::Value;
 
 use crate::diag;
 use crate::error::{ParseError, SchemaError};
@@ -32,7 +32,7 @@ impl Format {
     ///
     /// ```
     /// use chatparse_runtime::Format;
-    /// use serde_json::json;
+    /// use chatparse_runtime::json;
     /// assert_eq!(Format::of(&json!({"fields": {"content": {}}})), Format::Template);
     /// assert_eq!(Format::of(&json!({"type": "object", "properties": {}})), Format::Schema);
     /// ```
@@ -66,7 +66,7 @@ impl Spec {
     /// use chatparse_runtime::{Format, Spec};
     /// let spec = Spec::from_json_str(r#"{"type": "object", "properties": {"a": {"type": "string", "x-regex": "a=(\\w+)"}}}"#)?;
     /// assert_eq!(spec.format(), Format::Schema);
-    /// assert_eq!(spec.parse("a=1")?, serde_json::json!({"a": "1"}));
+    /// assert_eq!(spec.parse("a=1")?, chatparse_runtime::json!({"a": "1"}));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_json_str(text: &str) -> Result<Self, SchemaError> {

@@ -7,8 +7,8 @@
 
 use std::borrow::Cow;
 
+use crate::value::{Map, Number, Value};
 use serde::ser::{Serialize, Serializer};
-use serde_json::{Map, Number, Value};
 
 use crate::error::{ParseError, ParseErrorKind};
 use crate::jmespath::compiled::CompiledFn;
@@ -343,7 +343,7 @@ impl Int {
     pub fn to_value(&self) -> Value {
         match self {
             Int::Small(n) => Value::from(*n),
-            Int::Big(digits) => serde_json::from_str::<Number>(digits)
+            Int::Big(digits) => Number::from_integer_str(digits)
                 .map(Value::Number)
                 .unwrap_or(Value::Null),
             Int::Bool(b) => Value::Bool(*b),
@@ -487,7 +487,7 @@ pub enum ObjectInput<'a> {
     /// String input: each property parses the whole text; null results are dropped.
     Text(Cow<'a, str>),
     /// Dict input: properties by key, then the remaining keys.
-    Dict(Map<String, Value>),
+    Dict(Map),
 }
 
 /// Classify an `object` node's content.
@@ -521,7 +521,7 @@ pub fn object_text<'a>(content: Content<'a>, pointer: &str) -> Result<Cow<'a, st
 
 /// [`object_input`] for an `object` node that only ever receives a dict (a str is an error: the
 /// node has no `properties`, or no str can reach it).
-pub fn object_dict(content: Content<'_>, pointer: &str) -> Result<Map<String, Value>, ParseError> {
+pub fn object_dict(content: Content<'_>, pointer: &str) -> Result<Map, ParseError> {
     match content {
         Content::Value(Value::Object(map)) => Ok(map),
         Content::Str(_) | Content::Value(Value::String(_)) => {
@@ -656,7 +656,7 @@ pub fn json_constant(text: &str) -> Value {
 
 /// Any generated value as JSON (identical to what the interpreter returns).
 pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
+    crate::value::to_value(value).unwrap_or(Value::Null)
 }
 
 /// A child that analysis proved is never null returned null anyway: report it as the type error

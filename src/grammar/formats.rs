@@ -4,7 +4,7 @@
 //! Every format is read off the family's real chat template (the assistant turns it renders)
 //! and its response schema; `tests/grammar.rs` checks each against those renderings.
 
-use serde_json::Value;
+use crate::Value;
 
 use super::ir::{Node, Rules};
 use super::values::{Dialect, ValueRules};
@@ -993,13 +993,13 @@ fn xml_member(
 fn sort_keys(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
-            let mut out = serde_json::Map::new();
+            let mut out = crate::Map::new();
             for (k, x) in m {
                 if k == "properties" {
                     if let Value::Object(p) = x {
                         let mut keys: Vec<&String> = p.keys().collect();
                         keys.sort();
-                        let mut sorted = serde_json::Map::new();
+                        let mut sorted = crate::Map::new();
                         for key in keys {
                             sorted.insert(key.clone(), sort_keys(&p[key]));
                         }

@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use chatparse::grammar::{GrammarSpec, Options, ToolChoice};
-//! let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather",
+//! let tools = crate::json!([{"type": "function", "function": {"name": "get_weather",
 //!     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
 //!                    "required": ["city"]}}}]);
 //! let spec = GrammarSpec::new("hermes", &tools, &Options::default())?;
@@ -51,7 +51,7 @@ mod values;
 
 use std::fmt;
 
-use serde_json::Value;
+use crate::Value;
 
 pub use formats::{family_names, has_family};
 pub use values::Dialect;
@@ -152,7 +152,7 @@ pub fn read_tools(tools: &Value) -> Result<Vec<Tool>, GrammarError> {
         let parameters = f
             .get("parameters")
             .cloned()
-            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+            .unwrap_or_else(|| crate::json!({"type": "object", "properties": {}}));
         out.push(Tool {
             name: name.to_owned(),
             parameters,
@@ -280,12 +280,12 @@ impl GrammarSpec {
             self.built
                 .triggers
                 .iter()
-                .map(|t| serde_json::json!({"type": "word", "value": t}))
+                .map(|t| crate::json!({"type": "word", "value": t}))
                 .collect()
         } else {
             Vec::new()
         };
-        serde_json::json!({
+        crate::json!({
             "grammar": grammar,
             "grammar_lazy": lazy,
             "grammar_triggers": triggers,
@@ -317,7 +317,7 @@ mod tests {
     /// Tool names that differ only in punctuation get rules of their own.
     #[test]
     fn tools_with_similar_names_keep_their_own_arguments() {
-        let tools = serde_json::json!([
+        let tools = crate::json!([
             {"name": "a-b", "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}},
             {"name": "a_b", "parameters": {"type": "object", "properties": {"y": {"type": "boolean"}}}},
         ]);
@@ -333,19 +333,19 @@ mod tests {
 
     #[test]
     fn bad_tool_lists_and_choices_are_errors() {
-        let tools = serde_json::json!([{"name": "f"}]);
+        let tools = crate::json!([{"name": "f"}]);
         let named = Options {
             tool_choice: ToolChoice::Named("g".into()),
             parallel: true,
         };
         assert!(GrammarSpec::new("qwen3", &tools, &named).is_err());
         assert!(GrammarSpec::new("no_such_family", &tools, &Options::default()).is_err());
-        assert!(GrammarSpec::new("qwen3", &serde_json::json!({}), &Options::default()).is_err());
+        assert!(GrammarSpec::new("qwen3", &crate::json!({}), &Options::default()).is_err());
         let required = Options {
             tool_choice: ToolChoice::Required,
             parallel: true,
         };
-        assert!(GrammarSpec::new("qwen3", &serde_json::json!([]), &required).is_err());
+        assert!(GrammarSpec::new("qwen3", &crate::json!([]), &required).is_err());
         assert_eq!("none".parse::<ToolChoice>().unwrap(), ToolChoice::None);
     }
 }

@@ -10,7 +10,7 @@
 //! section or list, ids between name and arguments, channels, no trigger at all, or text after
 //! the calls) is written as one `grammar` (GBNF) of the whole output.
 
-use serde_json::{json, Value};
+use crate::{json, Value};
 
 use super::{gbnf, GrammarSpec, ToolChoice};
 
@@ -61,7 +61,7 @@ pub fn emit(spec: &GrammarSpec) -> Value {
 fn strict(schema: &Value) -> Value {
     match schema {
         Value::Object(m) => {
-            let mut out = serde_json::Map::new();
+            let mut out = crate::Map::new();
             for (k, v) in m {
                 let v = match k.as_str() {
                     "properties" | "$defs" | "definitions" => match v {

@@ -9,7 +9,7 @@
 //! (0 or 1), `anyOf`/`oneOf` (one of them), `nullable`, and `$ref` to `#/$defs/…` or
 //! `#/definitions/…` of the same parameters schema. A schema without `type` is any value.
 
-use serde_json::{Map, Value};
+use crate::{Map, Value};
 
 use super::ir::{Node, Rules};
 
@@ -196,7 +196,7 @@ impl<'a> ValueRules<'a> {
 
     fn text_of(&self, v: &Value) -> String {
         match (self.dialect, v) {
-            (Dialect::Json, v) => serde_json::to_string(v).unwrap_or_default(),
+            (Dialect::Json, v) => v.to_string(),
             (_, Value::Null) => self.text_null().into(),
             (_, Value::Bool(b)) => match (self.dialect, b) {
                 (Dialect::Python, true) => "True".into(),
@@ -393,7 +393,7 @@ impl<'a> ValueRules<'a> {
         Node::alt(alts)
     }
 
-    fn array(&mut self, obj: &Map<String, Value>, hint: &str) -> Node {
+    fn array(&mut self, obj: &Map, hint: &str) -> Node {
         let ws = self.ws();
         let item_schema = obj.get("items").cloned().unwrap_or(Value::Bool(true));
         let name = self.fresh(hint);
@@ -416,7 +416,7 @@ impl<'a> ValueRules<'a> {
         Node::rule(name)
     }
 
-    fn object(&mut self, obj: &Map<String, Value>, hint: &str) -> Node {
+    fn object(&mut self, obj: &Map, hint: &str) -> Node {
         let props: Vec<(String, Value)> = match obj.get("properties") {
             Some(Value::Object(p)) => p.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             _ => Vec::new(),

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use chatparse::render::ChatTemplate;
-use serde_json::{json, Map, Value};
+use chatparse::{json, Map, Value};
 
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -86,7 +86,7 @@ pub struct Family {
     pub name: String,
     pub schema: String,
     pub template: String,
-    pub variables: Map<String, Value>,
+    pub variables: Map,
     pub reasoning_key: Option<String>,
     pub arguments_as_string: bool,
     pub cut: Cut,
@@ -134,7 +134,7 @@ impl Family {
             .unwrap_or_default();
         let text = std::fs::read_to_string(path).map_err(|e| vec![format!("cannot read: {e}")])?;
         let doc: Value =
-            serde_json::from_str(&text).map_err(|e| vec![format!("invalid JSON: {e}")])?;
+            chatparse::value::from_str(&text).map_err(|e| vec![format!("invalid JSON: {e}")])?;
         Family::from_value(name, &doc)
     }
 
@@ -325,13 +325,13 @@ fn parse_stated(v: &Value) -> Result<Stated, String> {
 pub struct Standard {
     pub system: String,
     pub tools: Value,
-    pub conversations: Map<String, Value>,
+    pub conversations: Map,
 }
 
 pub fn standard() -> Standard {
     let path = repo_root().join("tests/roundtrip_support/conversations.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let doc: Value = serde_json::from_str(&text).unwrap();
+    let doc: Value = chatparse::value::from_str(&text).unwrap();
     let conversations = doc["conversations"].as_object().unwrap().clone();
     let ids: Vec<&str> = conversations.keys().map(String::as_str).collect();
     assert_eq!(
@@ -461,7 +461,7 @@ pub fn same_message(got: &Value, want: &Value) -> bool {
     same_value(&got, &want)
 }
 
-fn is_int(n: &serde_json::Number) -> bool {
+fn is_int(n: &chatparse::Number) -> bool {
     !n.to_string().contains(['.', 'e', 'E'])
 }
 
@@ -549,7 +549,7 @@ impl Renderer {
     }
 
     /// The variables the template gets besides messages, tools and add_generation_prompt.
-    fn extra(&self) -> Map<String, Value> {
+    fn extra(&self) -> Map {
         let mut ctx = Map::new();
         ctx.insert("bos_token".into(), json!(self.family.bos_token));
         ctx.insert("eos_token".into(), json!(self.family.eos_token));

@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chatparse::runtime::stream::{Event, MessageStream};
 use chatparse::runtime::Spec;
-use serde_json::Value;
+use chatparse::Value;
 
 use super::tokens::{profile_tokens, special_token_at, token_cuts};
 use super::{
@@ -522,7 +522,7 @@ pub fn prompt_reasoning_of_an_earlier_turn() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let prompt = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n<think>\nCall it.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\nsunny\n</tool_response><|im_end|>\n<|im_start|>assistant\n";
     let output = "It is sunny.<|im_end|>";
-    let want = serde_json::json!({"role": "assistant", "content": "It is sunny."});
+    let want = chatparse::json!({"role": "assistant", "content": "It is sunny."});
     match spec.parse_with_prefix(output, prompt) {
         Ok(got) if same_message(&got, &want) => {}
         got => failures.push(format!(

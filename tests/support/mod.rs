@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::{Number, Value};
+use chatparse::{Number, Value};
 
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -140,7 +140,7 @@ pub fn preview(s: &str) -> String {
 
 /// Literal fragments of a schema's patterns (`<|channel|>`, `<tool_call>`, …), unescaped.
 pub fn delimiters(schema_text: &str) -> Vec<String> {
-    let value: serde_json::Value = serde_json::from_str(schema_text).unwrap();
+    let value: chatparse::Value = chatparse::value::from_str(schema_text).unwrap();
     let mut patterns = Vec::new();
     collect_patterns(&value, &mut patterns);
     let mut out = Vec::new();
@@ -180,20 +180,20 @@ fn flush(current: &mut String, out: &mut Vec<String>) {
     current.clear();
 }
 
-fn collect_patterns(v: &serde_json::Value, out: &mut Vec<String>) {
+fn collect_patterns(v: &chatparse::Value, out: &mut Vec<String>) {
     match v {
-        serde_json::Value::Object(map) => {
+        chatparse::Value::Object(map) => {
             for (k, v) in map {
                 match (k.as_str(), v) {
                     (
                         "x-regex" | "x-regex-iterator" | "x-regex-key-value",
-                        serde_json::Value::String(p),
+                        chatparse::Value::String(p),
                     ) => out.push(p.clone()),
                     _ => collect_patterns(v, out),
                 }
             }
         }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| collect_patterns(v, out)),
+        chatparse::Value::Array(items) => items.iter().for_each(|v| collect_patterns(v, out)),
         _ => {}
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use serde_json::{json, Value};
+use chatparse_runtime::{json, Map, Value};
 
 use super::probe::{Call, Msg, Prober};
 use super::text::{exact_soft, first_marker, lit, marker_prefix, marker_suffix, trim};
@@ -86,9 +86,14 @@ fn rich() -> Value {
 
 /// The JSON value starting at byte `i` of `s`, with its end.
 fn json_at(s: &str, i: usize) -> Option<(Value, usize)> {
-    let mut it = serde_json::Deserializer::from_str(&s[i..]).into_iter::<Value>();
+    // serde_json finds where the value ends; our parser reads it, keeping its key order.
+    let mut it = serde_json::Deserializer::from_str(&s[i..]).into_iter::<serde::de::IgnoredAny>();
     match it.next() {
-        Some(Ok(v)) => Some((v, i + it.byte_offset())),
+        Some(Ok(_)) => {
+            let end = i + it.byte_offset();
+            let v = chatparse_runtime::value::from_str(&s[i..end]).ok()?;
+            Some((v, end))
+        }
         _ => None,
     }
 }
@@ -535,7 +540,7 @@ fn regex_text(k: &str) -> String {
 }
 
 fn item_properties(id: bool, arguments: Value) -> Value {
-    let mut props = serde_json::Map::new();
+    let mut props = Map::new();
     if id {
         props.insert("id".into(), json!({"type": "string"}));
     }
@@ -653,7 +658,7 @@ fn tag_json(
         if let Some((t2, c1, c2, _, _)) = span2 {
             let b = t2[c1.end..c2.start].trim();
             let b = trim(b.strip_prefix(post.as_str()).unwrap_or(b));
-            let prompt = p.prompt_with(&serde_json::Map::new()).unwrap_or_default();
+            let prompt = p.prompt_with(&Map::new()).unwrap_or_default();
             if !b.is_empty() && prompt.trim_end().ends_with(b) {
                 a.notes.push(format!(
                     "the generation prompt ends with the call opener {b:?}: the first call starts without it"
@@ -704,7 +709,7 @@ fn tag_json(
     } else {
         lit(&pre)
     };
-    let mut item = serde_json::Map::new();
+    let mut item = Map::new();
     item.insert("type".into(), json!("object"));
     let mut props = item_properties(
         id_rx.is_some(),
@@ -871,7 +876,7 @@ fn tagged(
         kmid_re,
         exact_soft(&kpost)
     );
-    let mut value = serde_json::Map::new();
+    let mut value = Map::new();
     if python {
         value.insert(
             "x-regex-substitutions".into(),

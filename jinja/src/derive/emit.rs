@@ -1,6 +1,6 @@
 //! The derived x-regex response schema, built in one place from an [`Analysis`].
 
-use serde_json::{json, Map, Value};
+use chatparse_runtime::{json, Map, Value};
 
 use super::text::{alt, lit};
 use super::{Analysis, DeriveError};

@@ -25,7 +25,7 @@ mod text;
 
 use std::fmt;
 
-use serde_json::{json, Map, Value};
+use chatparse_runtime::{json, Map, Value};
 
 use crate::render::ChatTemplate;
 use probe::{Msg, Prober, CONTENT, REASONING};
@@ -114,7 +114,7 @@ pub fn derive(source: &str) -> Result<Derived, DeriveError> {
 
 /// [`derive`] with template variables the template needs (e.g. `{"functions": "[]"}`); they are
 /// given to every probe rendering.
-pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Derived, DeriveError> {
+pub fn derive_with(source: &str, variables: &Map) -> Result<Derived, DeriveError> {
     derive_opts(
         source,
         &Options {
@@ -128,7 +128,7 @@ pub fn derive_with(source: &str, variables: &Map<String, Value>) -> Result<Deriv
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Template variables given to every probe rendering.
-    pub variables: Map<String, Value>,
+    pub variables: Map,
     /// The key reasoning is written to when the template reads no reasoning field (its
     /// generation prompt opens a block the model writes into); default `reasoning_content`. A
     /// template that reads a reasoning field names the key itself.
@@ -180,7 +180,7 @@ fn undefined_variable(reason: &str) -> Option<String> {
 
 fn derive_once(
     source: &str,
-    variables: &Map<String, Value>,
+    variables: &Map,
     free_key: Option<&str>,
 ) -> Result<Derived, DeriveError> {
     let template = ChatTemplate::new(source)
@@ -588,7 +588,7 @@ fn agrees(got: &Value, want: &Value, python_nested: bool) -> bool {
             return false;
         }
     }
-    let calls = |v: &Map<String, Value>| v.get("tool_calls").and_then(Value::as_array).cloned();
+    let calls = |v: &Map| v.get("tool_calls").and_then(Value::as_array).cloned();
     match (calls(g), calls(w)) {
         (None, None) => true,
         (Some(gc), Some(wc)) if gc.len() == wc.len() => gc.iter().zip(&wc).all(|(g, w)| {

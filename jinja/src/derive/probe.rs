@@ -1,7 +1,7 @@
 //! Probe conversations: a system and a user message, then one controlled assistant message,
 //! rendered with the real template; the assistant's turn is what follows the generation prompt.
 
-use serde_json::{json, Map, Value};
+use chatparse_runtime::{json, Map, Value};
 
 use crate::render::{json_dumps, ChatTemplate};
 
@@ -45,7 +45,7 @@ pub struct Turn {
 #[derive(Debug)]
 pub struct Prober {
     template: ChatTemplate,
-    pub vars: Map<String, Value>,
+    pub vars: Map,
     /// The key the template reads reasoning from.
     pub reasoning_key: String,
     /// What a message without content carries as `content` (None: no key).
@@ -66,7 +66,7 @@ pub fn call_id(functions_ids: bool, name: &str, i: usize) -> String {
 }
 
 impl Prober {
-    pub fn new(template: ChatTemplate, vars: Map<String, Value>) -> Prober {
+    pub fn new(template: ChatTemplate, vars: Map) -> Prober {
         Prober {
             template,
             vars,
@@ -163,7 +163,7 @@ impl Prober {
     }
 
     /// Renders the generation prompt alone with extra variables.
-    pub fn prompt_with(&self, vars: &Map<String, Value>) -> Result<String, String> {
+    pub fn prompt_with(&self, vars: &Map) -> Result<String, String> {
         let mut all = self.vars.clone();
         all.extend(vars.clone());
         let messages = vec![

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use chatparse_jinja::render::ChatTemplate;
-//! use serde_json::{json, Map};
+//! use chatparse_runtime::{json, Map};
 //!
 //! let template = ChatTemplate::new(
 //!     "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
@@ -26,8 +26,8 @@ mod python;
 
 use std::fmt;
 
+use chatparse_runtime::value::{Map, Value};
 use minijinja::Environment;
-use serde_json::{Map, Value};
 
 use jinja::DateTime;
 
@@ -67,7 +67,7 @@ pub enum RenderErrorKind {
 ///
 /// ```
 /// use chatparse_jinja::render::{ChatTemplate, RenderErrorKind};
-/// use serde_json::Map;
+/// use chatparse_runtime::Map;
 ///
 /// let template = ChatTemplate::new("{{ raise_exception('Only user turns') }}")?;
 /// let err = template.apply(&[], None, false, &Map::new()).unwrap_err();
@@ -156,7 +156,7 @@ impl ChatTemplate {
     ///
     /// ```
     /// use chatparse_jinja::render::ChatTemplate;
-    /// use serde_json::Map;
+    /// use chatparse_runtime::Map;
     ///
     /// let template = ChatTemplate::new("Today is {{ strftime_now('%d %B %Y') }}.")?
     ///     .with_fixed_date(2026, 1, 1)?;
@@ -198,7 +198,7 @@ impl ChatTemplate {
     ///
     /// ```
     /// use chatparse_jinja::render::ChatTemplate;
-    /// use serde_json::{json, Map};
+    /// use chatparse_runtime::{json, Map};
     ///
     /// let template = ChatTemplate::new(
     ///     "{{ bos_token }}{% if tools %}{{ tools | tojson }}\n{% endif %}\
@@ -220,7 +220,7 @@ impl ChatTemplate {
         messages: &[Value],
         tools: Option<&[Value]>,
         add_generation_prompt: bool,
-        extra: &Map<String, Value>,
+        extra: &Map,
     ) -> Result<String, RenderError> {
         if let Some(key) = RESERVED.iter().find(|k| extra.contains_key(**k)) {
             return Err(RenderError::new(
@@ -254,7 +254,7 @@ impl ChatTemplate {
 /// are usually given.
 ///
 /// ```
-/// use serde_json::json;
+/// use chatparse::json;
 ///
 /// let text = chatparse_jinja::render::json_dumps(&json!({"city": "Zürich", "n": [1, 2.5]}));
 /// assert_eq!(text, r#"{"city": "Zürich", "n": [1, 2.5]}"#);
@@ -282,7 +282,7 @@ pub fn python_str(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use chatparse_runtime::json;
 
     #[test]
     fn a_template_is_shared_between_threads() {

@@ -269,21 +269,20 @@ impl Dumps {
 
 /// A JSON value (as the conversations and family files hold it) as a template value: objects keep
 /// their key order, integers stay integers.
-pub(crate) fn from_json(v: &serde_json::Value) -> Value {
-    use serde_json::Value as J;
+pub(crate) fn from_json(v: &chatparse_runtime::Value) -> Value {
+    use chatparse_runtime::Value as J;
     match v {
         J::Null => Value::from(()),
         J::Bool(b) => Value::from(*b),
         J::Number(n) => {
-            let text = n.to_string();
-            if text.contains(['.', 'e', 'E']) {
-                Value::from(text.parse::<f64>().unwrap_or(f64::NAN))
-            } else if let Ok(i) = text.parse::<i64>() {
+            if n.is_f64() {
+                Value::from(n.as_f64().unwrap_or(f64::NAN))
+            } else if let Some(i) = n.as_i64() {
                 Value::from(i)
-            } else if let Ok(i) = text.parse::<i128>() {
+            } else if let Some(i) = n.as_i128() {
                 Value::from(i)
             } else {
-                Value::from(text.parse::<f64>().unwrap_or(f64::NAN))
+                Value::from(n.as_f64().unwrap_or(f64::NAN))
             }
         }
         J::String(s) => Value::from(s.as_str()),

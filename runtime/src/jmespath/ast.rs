@@ -12,7 +12,7 @@
 //! arrays/objects; a *projection* evaluates its right side on each element and
 //! drops `null` results.
 
-use serde_json::Value;
+use crate::value::Value;
 
 /// One node of a compiled expression.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! Run-time helpers for JMESPath expressions compiled to Rust.
 //!
 //! `chatparse-codegen` turns a transform's syntax tree into straight-line Rust over
-//! [`serde_json::Value`] (see `codegen/src/jmespath.rs`); the steps that are more than a few
+//! [`Value`] (see `codegen/src/jmespath.rs`); the steps that are more than a few
 //! lines (slices, flattening, comparisons, function calls) call these helpers, which reuse the
 //! interpreter's own code so that both give identical results, key order and errors included.
 //! Nothing here is meant to be called by hand.
@@ -11,7 +11,7 @@ use super::eval::{compare as eval_compare, py_index, py_slice, Interp};
 use super::functions::call_function;
 use super::value::Val;
 use super::JmesError;
-use serde_json::{Map, Value};
+use crate::value::{Map, Value};
 use std::borrow::Cow;
 
 pub use super::ast::Comparator;
@@ -156,8 +156,8 @@ pub fn merge(args: Vec<Cow<'_, Value>>) -> Result<Value, JmesError> {
     Ok(Value::Object(out))
 }
 
-/// A backtick literal, from the JSON text the code generator wrote (which came from the same
-/// `serde_json`, so this cannot fail; `null` if it somehow did).
+/// A backtick literal, from the JSON text the code generator wrote (printed from a value the same
+/// parser read, so this cannot fail; `null` if it somehow did).
 pub fn literal(json: &str) -> Value {
-    serde_json::from_str(json).unwrap_or(Value::Null)
+    crate::value::from_str(json).unwrap_or(Value::Null)
 }

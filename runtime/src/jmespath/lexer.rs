@@ -5,7 +5,7 @@
 use super::pyjson_lite::{loads, Loads};
 use super::JmesError;
 use crate::py::text::py_lstrip;
-use serde_json::Value;
+use crate::value::Value;
 
 /// A token kind; names follow python's token `type` strings.
 #[derive(Debug, Clone, PartialEq)]

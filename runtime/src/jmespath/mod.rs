@@ -5,12 +5,12 @@
 //! out the `jmespath` crate (it reorders object keys and loses big integers),
 //! so this is a transcription of the python package: its lexer, its Pratt
 //! parser with the same binding powers and quirks, its tree interpreter and
-//! its built-in functions, over `serde_json::Value` with `preserve_order` and
-//! `arbitrary_precision`.
+//! its built-in functions, over chatparse's [`Value`](crate::value::Value) (keys in order,
+//! integers exact).
 //!
 //! Numbers follow Python: JSON text without `.`/`e`/`E` is an unbounded `int`,
 //! anything else a `float`; `1 == 1.0`; `sum` of ints stays exact. Floats this
-//! module creates come from [`serde_json::Number::from_f64`]; where Python
+//! module creates come from [`Number::from_f64`](crate::value::Number::from_f64); where Python
 //! would produce `inf`/`nan` (which JSON cannot carry) the search fails.
 
 mod ast;
@@ -25,9 +25,9 @@ mod value;
 
 pub(crate) use value::MAX_DATA_DEPTH;
 
+use crate::value::Value;
 pub use ast::{Ast, Comparator, KeyValuePair, Slice};
 pub use functions::FUNCTION_NAMES;
-use serde_json::Value;
 
 /// Why an expression failed to compile or to evaluate.
 ///
@@ -66,7 +66,7 @@ impl std::error::Error for JmesError {}
 ///
 /// ```
 /// use chatparse_runtime::jmespath::Expression;
-/// use serde_json::json;
+/// use chatparse_runtime::json;
 ///
 /// let expr = Expression::compile("[*].{name: function.name, arguments: function.arguments}").unwrap();
 /// let data = json!([{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]);

@@ -2,7 +2,7 @@
 //! are decoded by `json.loads` in python jmespath, and *which* failure occurs matters (an invalid
 //! literal silently becomes a string; a value JSON cannot carry must not).
 
-use serde_json::Value;
+use crate::value::Value;
 
 use crate::py::json::{self, JsonError};
 

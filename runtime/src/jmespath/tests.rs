@@ -2,8 +2,9 @@
 //! `testdata/make_compliance.py`), plus targeted unit tests.
 
 use super::*;
+use crate::json;
 use crate::py::num::PyNum;
-use serde_json::{json, Value};
+use crate::value::Value;
 
 /// Equality that also distinguishes what Python distinguishes: object key
 /// order, int vs float, and the sign of a float zero.
@@ -56,7 +57,7 @@ fn normalize_addresses(v: &Value) -> Value {
 #[test]
 fn compliance_with_python() {
     let groups: Value =
-        serde_json::from_str(include_str!("testdata/compliance.json")).expect("valid test data");
+        crate::value::from_str(include_str!("testdata/compliance.json")).expect("valid test data");
     let mut failures = Vec::new();
     let mut total = 0;
     for group in groups.as_array().expect("array of groups") {
@@ -111,7 +112,7 @@ fn keeps_key_order_of_multi_select_hash_and_data() {
 
 #[test]
 fn big_integers_survive() {
-    let data: Value = serde_json::from_str(r#"{"n": 123456789012345678901234567890}"#).unwrap();
+    let data: Value = crate::value::from_str(r#"{"n": 123456789012345678901234567890}"#).unwrap();
     let out = Expression::compile("[n, sum([n, n]), abs(n)]")
         .unwrap()
         .search(&data)

@@ -11,7 +11,7 @@ use super::JmesError;
 use crate::py::num::PyNum;
 use crate::py::text::{json_quote_ascii, py_repr_value};
 use crate::py::unicode::repr;
-use serde_json::{Map, Number, Value};
+use crate::value::{Map, Number, Value};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -141,7 +141,7 @@ pub(crate) enum ArrRef<'v, 'a> {
 
 #[derive(Clone, Copy)]
 pub(crate) enum ObjRef<'v, 'a> {
-    Json(&'a Map<String, Value>),
+    Json(&'a Map),
     Own(&'v Obj<'a>),
 }
 

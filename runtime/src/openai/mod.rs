@@ -25,7 +25,7 @@
 //! ```
 //! use chatparse_runtime::openai::{to_message, CounterIds, Options};
 //! use chatparse_runtime::Schema;
-//! use serde_json::json;
+//! use chatparse_runtime::json;
 //!
 //! let schema = Schema::from_json_str(r#"{
 //!     "type": "object",
@@ -53,7 +53,7 @@
 mod ids;
 mod stream;
 
-use serde_json::{Map, Value};
+use crate::value::{Map, Value};
 
 use crate::error::ParseError;
 use crate::py;
@@ -99,7 +99,7 @@ pub struct Options {
 ///
 /// ```
 /// use chatparse_runtime::openai::ToolChecks;
-/// let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather"}}]);
+/// let tools = chatparse_runtime::json!([{"type": "function", "function": {"name": "get_weather"}}]);
 /// let checks = ToolChecks::offered(tools.as_array().unwrap());
 /// assert_eq!(checks.violation("get_weather", 0), None);
 /// assert!(checks.violation("rm_rf", 0).is_some());
@@ -411,7 +411,7 @@ pub(crate) fn assemble(
 ///
 /// ```
 /// use chatparse_runtime::openai::{to_message, CounterIds, Options, ReasoningKey};
-/// use serde_json::json;
+/// use chatparse_runtime::json;
 ///
 /// let parsed = json!({"role": "assistant", "thinking": "Hm.", "content": "Hi!"});
 /// let options = Options { reasoning: ReasoningKey::Reasoning, ..Options::default() };
@@ -477,7 +477,7 @@ pub fn to_message(
 /// }}"#)?;
 /// let message = parse(&spec, "<think>\nHm.\n</think>\n\nHello!", None, None, Options::default(),
 ///                     Box::new(CounterIds::default()))?;
-/// assert_eq!(message, serde_json::json!(
+/// assert_eq!(message, chatparse_runtime::json!(
 ///     {"role": "assistant", "content": "Hello!", "reasoning_content": "Hm."}));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -514,7 +514,7 @@ pub fn parse(
 ///
 /// let spec = Spec::from_json_str(r#"{"start_anchor": "<a>", "fields": {"tool_calls": {"open": "<call>",
 ///     "close": "</call>", "repeats": true, "content": "json"}, "content": {}}}"#)?;
-/// let tools = [serde_json::json!({"type": "function", "function": {"name": "f"}})];
+/// let tools = [chatparse_runtime::json!({"type": "function", "function": {"name": "f"}})];
 /// let output = r#"<call>{"name": "g", "arguments": {}}</call>"#;
 /// let strict = parse_with_checks(&spec, output, Some(""), None, Options::default(),
 ///     Box::new(CounterIds::default()), ToolChecks::offered(&tools));

@@ -1,6 +1,7 @@
 //! OpenAI streaming deltas over any [`MessageStream`].
 
-use serde_json::{json, Map, Value};
+use crate::json;
+use crate::value::{Map, Value};
 
 use super::{
     arguments_and_id, assemble, call_json, calls_of, field_kind, message_parts, FieldKind,

@@ -12,7 +12,7 @@
 //! `int("\x1c12")` is invalid even though `"\x1c".isspace()`.
 
 use crate::py::unicode::{decimal_value, is_space};
-use serde_json::{Number, Value};
+use crate::value::{Number, Value};
 
 /// Why a conversion does not give a JSON value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,8 +58,8 @@ fn to_ascii(s: &str) -> (Vec<u8>, bool) {
 ///
 /// ```
 /// use chatparse_runtime::py::coerce::{int_from_str, CoerceError};
-/// assert_eq!(int_from_str(" -1_000 ").unwrap().as_str(), "-1000");
-/// assert_eq!(int_from_str("١٢٣").unwrap().as_str(), "123");
+/// assert_eq!(int_from_str(" -1_000 ").unwrap().to_string(), "-1000");
+/// assert_eq!(int_from_str("١٢٣").unwrap().to_string(), "123");
 /// assert_eq!(int_from_str("1.0"), Err(CoerceError::Invalid));
 /// assert_eq!(int_from_str(&"9".repeat(4301)), Err(CoerceError::TooLarge));
 /// ```
@@ -132,11 +132,7 @@ pub fn int_from_str(s: &str) -> Result<Number, CoerceError> {
 
 /// A Number from canonical integer text (`0` or `-?[1-9][0-9]*`).
 fn int_number(canonical: &str) -> Option<Number> {
-    if canonical.len() <= 18 {
-        return canonical.parse::<i64>().ok().map(Number::from);
-    }
-    // Under `arbitrary_precision` a parsed Number keeps its digits exactly.
-    serde_json::from_str::<Number>(canonical).ok()
+    Number::from_integer_str(canonical)
 }
 
 /// Python `float(s)` for a str.
@@ -264,16 +260,20 @@ fn parse_float_body(body: &[u8]) -> Result<f64, CoerceError> {
 ///
 /// ```
 /// use chatparse_runtime::py::coerce::{float_from_number, CoerceError};
-/// let n: serde_json::Number = serde_json::from_str("9007199254740993").unwrap();
+/// use chatparse_runtime::value::Number;
+/// let n = Number::from_integer_str("9007199254740993").unwrap();
 /// assert_eq!(float_from_number(&n), Ok(9007199254740992.0));
-/// let huge: serde_json::Number = serde_json::from_str(&"9".repeat(400)).unwrap();
+/// let huge = Number::from_integer_str(&"9".repeat(400)).unwrap();
 /// assert_eq!(float_from_number(&huge), Err(CoerceError::TooLarge));
 /// ```
 pub fn float_from_number(n: &Number) -> Result<f64, CoerceError> {
-    let parsed = n
-        .as_str()
-        .parse::<f64>()
-        .map_err(|_| CoerceError::Invalid)?;
+    let parsed = match (n.as_i64(), n.as_u64(), n.as_big_digits()) {
+        // `as` rounds to nearest, ties to even, as `int.__float__`.
+        (Some(i), _, _) => i as f64,
+        (None, Some(u), _) => u as f64,
+        (None, None, Some(digits)) => digits.parse::<f64>().map_err(|_| CoerceError::Invalid)?,
+        (None, None, None) => n.as_f64().ok_or(CoerceError::Invalid)?,
+    };
     if parsed.is_finite() {
         Ok(parsed)
     } else if is_integer(n) {
@@ -300,19 +300,19 @@ pub fn float_value(f: f64) -> Result<Value, CoerceError> {
         .ok_or(CoerceError::NonFinite)
 }
 
-/// Whether a JSON number is an integer in Python's sense (no fraction or exponent in its text).
+/// Whether a JSON number is an integer in Python's sense (an `int`, not a `float`).
 ///
 /// `1.0` is a float in Python (`json.loads("1.0")` is `1.0`, not `1`), so the value alone
-/// cannot decide; with `arbitrary_precision` the text can.
+/// cannot decide; [`Number`] keeps the kind.
 ///
 /// ```
 /// use chatparse_runtime::py::coerce::is_integer;
-/// let n = |s: &str| serde_json::from_str::<serde_json::Number>(s).unwrap();
+/// let n = |s: &str| chatparse_runtime::value::from_str(s).unwrap().as_number().unwrap().clone();
 /// assert!(is_integer(&n("-12")) && is_integer(&n("123456789012345678901234567890")));
 /// assert!(!is_integer(&n("1.0")) && !is_integer(&n("1e3")));
 /// ```
 pub fn is_integer(n: &Number) -> bool {
-    !n.as_str().contains(['.', 'e', 'E'])
+    n.is_integer()
 }
 
 /// Python `s.lower() in ("true", "1")` / `("false", "0")`.
@@ -344,7 +344,7 @@ mod tests {
 
     fn int_ok(s: &str, expected: &str) {
         assert_eq!(
-            int_from_str(s).map(|n| n.as_str().to_owned()),
+            int_from_str(s).map(|n| n.to_string()),
             Ok(expected.to_owned()),
             "int({s:?})"
         );
@@ -513,7 +513,13 @@ mod tests {
 
     #[test]
     fn float_from_number_matches_python() {
-        let n = |s: &str| serde_json::from_str::<Number>(s).unwrap();
+        let n = |s: &str| {
+            crate::value::from_str(s)
+                .unwrap()
+                .as_number()
+                .unwrap()
+                .clone()
+        };
         assert_eq!(float_from_number(&n("3")), Ok(3.0));
         assert_eq!(float_from_number(&n("-2.5e-3")), Ok(-0.0025));
         // float(2**53 + 1) == 2**53 (ties to even)
@@ -531,7 +537,9 @@ mod tests {
             float_from_number(&n(&format!("-1{}", "0".repeat(400)))),
             Err(CoerceError::TooLarge)
         );
-        assert_eq!(float_from_number(&n("1e400")), Err(CoerceError::NonFinite));
+        // A float Number is always finite (`json.loads("1e400")` is `inf`, which the parser
+        // reports as `NonFinite` before any Number exists).
+        assert!(crate::value::from_str("1e400").is_err());
     }
 
     #[test]

@@ -11,15 +11,15 @@ pub(crate) mod text;
 
 pub use chatparse_pyre::unicode;
 
-use serde_json::Value;
+use crate::value::Value;
 
 /// Python's type name for a JSON value (`int`/`float` kept apart), as in its error messages.
 ///
 /// ```
 /// use chatparse_runtime::py::python_type;
-/// assert_eq!(python_type(&serde_json::json!(1)), "int");
-/// assert_eq!(python_type(&serde_json::json!(1.0)), "float");
-/// assert_eq!(python_type(&serde_json::json!(null)), "NoneType");
+/// assert_eq!(python_type(&chatparse_runtime::json!(1)), "int");
+/// assert_eq!(python_type(&chatparse_runtime::json!(1.0)), "float");
+/// assert_eq!(python_type(&chatparse_runtime::json!(null)), "NoneType");
 /// ```
 pub fn python_type(v: &Value) -> &'static str {
     match v {
@@ -44,27 +44,44 @@ pub fn strip(s: &str) -> &str {
 
 /// Whether two JSON values are the same Python value *as printed*: equal types, the same number
 /// text (`1` is not `1.0`, `1e2` is not `100.0`), the same keys in the same order, recursively.
-/// Stricter than `==` on `serde_json::Value`, which ignores key order.
+/// Stricter than `==` on [`Value`], which ignores key order.
 ///
 /// ```
 /// use chatparse_runtime::py::identical;
-/// use serde_json::json;
+/// use chatparse_runtime::json;
 /// assert!(identical(&json!({"a": 1, "b": [2.5]}), &json!({"a": 1, "b": [2.5]})));
 /// assert!(!identical(&json!({"a": 1, "b": 2}), &json!({"b": 2, "a": 1})));
 /// assert!(!identical(&json!(1), &json!(1.0)));
 /// ```
 pub fn identical(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| identical(a, b))
+    // Iterative: deep values cost no stack.
+    let mut pending = vec![(a, b)];
+    while let Some((a, b)) = pending.pop() {
+        match (a, b) {
+            (Value::Array(x), Value::Array(y)) => {
+                if x.len() != y.len() {
+                    return false;
+                }
+                pending.extend(x.iter().zip(y));
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                if x.len() != y.len() {
+                    return false;
+                }
+                for ((ka, va), (kb, vb)) in x.iter().zip(y) {
+                    if ka != kb {
+                        return false;
+                    }
+                    pending.push((va, vb));
+                }
+            }
+            // Numbers compare as printed (`1` is not `1.0`), as `Number`'s `==` does.
+            _ => {
+                if a != b {
+                    return false;
+                }
+            }
         }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((ka, va), (kb, vb))| ka == kb && identical(va, vb))
-        }
-        _ => a == b,
     }
+    true
 }

@@ -6,7 +6,7 @@
 //! cannot reproduce that, so this module carries a small arbitrary-precision
 //! integer.
 
-use serde_json::Number;
+use crate::value::Number;
 use std::cmp::Ordering;
 
 /// CPython's default `sys.get_int_max_str_digits()`: longer decimal
@@ -356,16 +356,15 @@ pub(crate) enum PyNum {
 }
 
 impl PyNum {
-    /// Reads a `serde_json::Number` (arbitrary-precision text).
+    /// Reads a JSON number (ints exact, floats as they are).
     pub(crate) fn from_number(n: &Number) -> PyNum {
-        let s = n.as_str();
-        if s.contains(['.', 'e', 'E']) {
-            PyNum::Float(s.parse::<f64>().unwrap_or(f64::NAN))
-        } else {
-            match BigInt::parse(s) {
-                Some(b) => PyNum::Int(b),
-                None => PyNum::Float(s.parse::<f64>().unwrap_or(f64::NAN)),
-            }
+        if n.is_f64() {
+            return PyNum::Float(n.as_f64().unwrap_or(f64::NAN));
+        }
+        let text = n.to_string();
+        match BigInt::parse(&text) {
+            Some(b) => PyNum::Int(b),
+            None => PyNum::Float(text.parse::<f64>().unwrap_or(f64::NAN)),
         }
     }
 
@@ -399,7 +398,7 @@ impl PyNum {
 
 /// A canonical decimal JSON integer.
 pub(crate) fn int_number(b: &BigInt) -> Option<Number> {
-    serde_json::from_str::<Number>(&b.to_decimal()).ok()
+    Number::from_integer_str(&b.to_decimal())
 }
 
 fn cmp_int_float(a: &BigInt, f: f64) -> Ordering {

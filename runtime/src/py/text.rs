@@ -5,7 +5,7 @@
 use super::num::{float_repr, PyNum};
 use crate::py::coerce::{self, CoerceError};
 use crate::py::unicode::repr;
-use serde_json::Value;
+use crate::value::Value;
 
 /// Python `s.lstrip()`.
 pub(crate) fn py_lstrip(s: &str) -> &str {

@@ -6,7 +6,7 @@
 //! (a tool call) is whole or set aside, and what is set aside keeps its text in a
 //! [`Malformed`] entry.
 
-use serde_json::{Map, Value};
+use crate::value::{Map, Value};
 
 use super::{Additional, Items, Node, NodeType, Schema};
 use crate::error::ParseError;
@@ -31,7 +31,7 @@ impl Schema {
     ///               "items": {"type": "object", "x-parser": "json", "additionalProperties": {}}}
     /// }}"#)?;
     /// let out = schema.parse_lenient(r#"Hi<call>{"a": 1}</call><call>{"b": </call>"#);
-    /// assert_eq!(out.message, serde_json::json!({"content": "Hi", "calls": [{"a": 1}]}));
+    /// assert_eq!(out.message, chatparse_runtime::json!({"content": "Hi", "calls": [{"a": 1}]}));
     /// assert_eq!(out.malformed.len(), 1);
     /// assert_eq!(out.malformed[0].text, r#"{"b": "#);
     /// assert_eq!(out.malformed[0].field.as_deref(), Some("calls"));
@@ -109,7 +109,7 @@ impl Malformed {
     /// The JSON form the CLI prints: `{"field", "pointer", "text", "span": [start, end] | null,
     /// "reason"}`.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
+        crate::json!({
             "field": self.field,
             "pointer": self.pointer,
             "text": self.text,

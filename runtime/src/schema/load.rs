@@ -1,7 +1,7 @@
 //! Schema validation: JSON → [`Node`] tree, collecting every problem instead of stopping at the
 //! first, so that `chatparse check` and the macro can report them all at once.
 
-use serde_json::{Map, Value};
+use crate::value::{Map, Value};
 
 use super::{
     Additional, Items, Node, NodeType, Parser, ParserKind, Pattern, Property, Substitution,
@@ -201,7 +201,7 @@ impl Loader {
         Some(node)
     }
 
-    fn check_keywords(&mut self, map: &Map<String, Value>, pointer: &str) {
+    fn check_keywords(&mut self, map: &Map, pointer: &str) {
         for key in map.keys() {
             let k = key.as_str();
             if X_KEYWORDS.contains(&k)
@@ -244,7 +244,7 @@ impl Loader {
         }
     }
 
-    fn node_type(&mut self, map: &Map<String, Value>, pointer: &str) -> Option<NodeType> {
+    fn node_type(&mut self, map: &Map, pointer: &str) -> Option<NodeType> {
         let value = map.get("type")?;
         let parsed = match value.as_str() {
             Some("object") => Some(NodeType::Object),
@@ -297,12 +297,12 @@ impl Loader {
         }
     }
 
-    fn pattern(&mut self, map: &Map<String, Value>, key: &str, pointer: &str) -> Option<Pattern> {
+    fn pattern(&mut self, map: &Map, key: &str, pointer: &str) -> Option<Pattern> {
         let source = map.get(key)?;
         self.compile(source, child(pointer, key))
     }
 
-    fn substitutions(&mut self, map: &Map<String, Value>, pointer: &str) -> Vec<Substitution> {
+    fn substitutions(&mut self, map: &Map, pointer: &str) -> Vec<Substitution> {
         let Some(value) = map.get("x-regex-substitutions") else {
             return Vec::new();
         };
@@ -352,7 +352,7 @@ impl Loader {
         out
     }
 
-    fn parser(&mut self, map: &Map<String, Value>, pointer: &str) -> Option<Parser> {
+    fn parser(&mut self, map: &Map, pointer: &str) -> Option<Parser> {
         let args = map.get("x-parser-args");
         let Some(value) = map.get("x-parser") else {
             if args.is_some() {
@@ -443,7 +443,7 @@ impl Loader {
         Some(parser)
     }
 
-    fn properties(&mut self, map: &Map<String, Value>, pointer: &str) -> Option<Vec<Property>> {
+    fn properties(&mut self, map: &Map, pointer: &str) -> Option<Vec<Property>> {
         let value = map.get("properties")?;
         let at = child(pointer, "properties");
         let Value::Object(props) = value else {
@@ -466,7 +466,7 @@ impl Loader {
         Some(out)
     }
 
-    fn additional(&mut self, map: &Map<String, Value>, pointer: &str) -> Additional {
+    fn additional(&mut self, map: &Map, pointer: &str) -> Additional {
         match map.get("additionalProperties") {
             None | Some(Value::Bool(true)) => Additional::PassThrough,
             Some(Value::Bool(false)) => Additional::Deny,
@@ -490,7 +490,7 @@ impl Loader {
         }
     }
 
-    fn required(&mut self, map: &Map<String, Value>, pointer: &str) -> Vec<String> {
+    fn required(&mut self, map: &Map, pointer: &str) -> Vec<String> {
         let Some(value) = map.get("required") else {
             return Vec::new();
         };
@@ -511,7 +511,7 @@ impl Loader {
         }
     }
 
-    fn items(&mut self, map: &Map<String, Value>, pointer: &str) -> Items {
+    fn items(&mut self, map: &Map, pointer: &str) -> Items {
         let items = map
             .get("items")
             .map(|v| self.node(v, child(pointer, "items")));

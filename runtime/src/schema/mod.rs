@@ -13,7 +13,7 @@ pub mod stream;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value;
+use crate::value::Value;
 
 use crate::diag;
 use crate::error::SchemaError;
@@ -42,7 +42,7 @@ impl Schema {
     ///
     /// ```
     /// let schema = chatparse_runtime::Schema::from_json_str(r#"{"type": "string", "x-regex": "<a>(.*)</a>"}"#)?;
-    /// assert_eq!(schema.parse("<a>hi</a>")?, serde_json::json!("hi"));
+    /// assert_eq!(schema.parse("<a>hi</a>")?, chatparse_runtime::json!("hi"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_json_str(text: &str) -> Result<Self, SchemaError> {
@@ -58,10 +58,10 @@ impl Schema {
         Self::from_value_named(value, source_name)
     }
 
-    /// Load a schema from a `serde_json::Value`.
+    /// Load a schema from a [`Value`] (see [`crate::value`]).
     ///
     /// ```
-    /// use serde_json::json;
+    /// use chatparse_runtime::json;
     /// let err = chatparse_runtime::Schema::from_value(json!({"type": "array", "x-regex-kv": "x"})).unwrap_err();
     /// assert_eq!(err.problems.len(), 2); // an unknown x- key, and an array without items
     /// ```
@@ -69,7 +69,7 @@ impl Schema {
         Self::from_value_named(value, "<schema>")
     }
 
-    /// Load a schema from a `serde_json::Value`, naming its source in error messages.
+    /// Load a schema from a [`Value`], naming its source in error messages.
     pub fn from_value_named(value: Value, source_name: &str) -> Result<Self, SchemaError> {
         let root = load::load(&value, source_name)?;
         Ok(Self {

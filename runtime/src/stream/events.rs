@@ -2,7 +2,8 @@
 
 use std::borrow::Cow;
 
-use serde_json::{json, Value};
+use crate::json;
+use crate::value::Value;
 
 use crate::schema::Malformed;
 
@@ -59,7 +60,7 @@ impl Event<'_> {
     /// let e = Event::RegionChunk { field: "content", text: "Hi".into(), dirty: false };
     /// assert_eq!(
     ///     e.to_json(),
-    ///     serde_json::json!({"type": "region_chunk", "field": "content", "text": "Hi", "dirty": false})
+    ///     chatparse_runtime::json!({"type": "region_chunk", "field": "content", "text": "Hi", "dirty": false})
     /// );
     /// ```
     pub fn to_json(&self) -> Value {

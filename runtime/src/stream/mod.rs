@@ -39,7 +39,7 @@ mod events;
 pub(crate) mod fast;
 pub(crate) mod raw;
 
-use serde_json::Value;
+use crate::value::Value;
 
 use crate::error::ParseError;
 

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
+use crate::value::Value;
 
 use super::Event;
 use crate::error::{ParseError, ParseErrorKind};

@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::value::{Map, Number, Value};
 use once_cell::sync::Lazy;
-use serde_json::{Map, Number, Value};
 
 use super::{ContentParser, Field, JsonArgs, KvArgs, Transform, XmlArgs};
 use crate::error::{ParseError, ParseErrorKind};
@@ -232,33 +232,151 @@ pub(crate) enum Obj {
     Dict(Rc<RefCell<Vec<(String, Obj)>>>),
 }
 
+impl Drop for Obj {
+    /// Iterative: the children of containers this is the last owner of are taken out onto a heap
+    /// stack first, so deep trees cost no thread stack.
+    fn drop(&mut self) {
+        fn take_children(obj: &mut Obj, out: &mut Vec<Obj>) {
+            match obj {
+                Obj::List(items) if Rc::strong_count(items) == 1 => {
+                    out.append(&mut items.borrow_mut());
+                }
+                Obj::Dict(entries) if Rc::strong_count(entries) == 1 => {
+                    out.extend(entries.borrow_mut().drain(..).map(|(_, v)| v));
+                }
+                _ => {}
+            }
+        }
+        let mut pending = Vec::new();
+        take_children(self, &mut pending);
+        while let Some(mut obj) = pending.pop() {
+            take_children(&mut obj, &mut pending);
+        }
+    }
+}
+
 impl Obj {
     /// A fresh object tree (no sharing), like the result of `json.loads`.
+    ///
+    /// Iterative (an explicit stack of open containers): deep arguments cost no thread stack.
     pub(crate) fn from_value(v: Value) -> Obj {
-        match v {
-            Value::Array(items) => Obj::List(Rc::new(RefCell::new(
-                items.into_iter().map(Obj::from_value).collect(),
-            ))),
-            Value::Object(map) => Obj::Dict(Rc::new(RefCell::new(
-                map.into_iter()
-                    .map(|(k, v)| (k, Obj::from_value(v)))
-                    .collect(),
-            ))),
-            leaf => Obj::Leaf(leaf),
+        enum Open {
+            List(std::vec::IntoIter<Value>, Vec<Obj>),
+            Dict(crate::value::IntoIter, Vec<(String, Obj)>, String),
+        }
+        let mut stack: Vec<Open> = Vec::new();
+        let mut next = Some(v);
+        loop {
+            let mut done = match next.take() {
+                Some(Value::Array(items)) => {
+                    let len = items.len();
+                    stack.push(Open::List(items.into_iter(), Vec::with_capacity(len)));
+                    None
+                }
+                Some(Value::Object(map)) => {
+                    let len = map.len();
+                    stack.push(Open::Dict(
+                        map.into_iter(),
+                        Vec::with_capacity(len),
+                        String::new(),
+                    ));
+                    None
+                }
+                Some(leaf) => Some(Obj::Leaf(leaf)),
+                None => None,
+            };
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return done.unwrap_or(Obj::Leaf(Value::Null));
+                };
+                match top {
+                    Open::List(items, out) => {
+                        out.extend(done.take());
+                        if let Some(item) = items.next() {
+                            next = Some(item);
+                            break;
+                        }
+                    }
+                    Open::Dict(entries, out, key) => {
+                        if let Some(obj) = done.take() {
+                            out.push((std::mem::take(key), obj));
+                        }
+                        if let Some((k, v)) = entries.next() {
+                            *key = k;
+                            next = Some(v);
+                            break;
+                        }
+                    }
+                }
+                done = Some(match stack.pop() {
+                    Some(Open::List(_, out)) => Obj::List(Rc::new(RefCell::new(out))),
+                    Some(Open::Dict(_, out, _)) => Obj::Dict(Rc::new(RefCell::new(out))),
+                    None => unreachable!("the stack had a top"),
+                });
+            }
         }
     }
 
+    /// The object as JSON. Iterative, like [`Obj::from_value`].
     pub(crate) fn to_value(&self) -> Value {
-        match self {
-            Obj::Leaf(v) => v.clone(),
-            Obj::List(items) => Value::Array(items.borrow().iter().map(Obj::to_value).collect()),
-            Obj::Dict(entries) => Value::Object(
-                entries
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_value()))
-                    .collect(),
-            ),
+        enum Open {
+            List(Rc<RefCell<Vec<Obj>>>, usize, Vec<Value>),
+            Dict(Rc<RefCell<Vec<(String, Obj)>>>, usize, Map, String),
+        }
+        let mut stack: Vec<Open> = Vec::new();
+        let mut next = Some(self.clone());
+        loop {
+            let mut done = match &next.take() {
+                Some(Obj::Leaf(v)) => Some(v.clone()),
+                Some(Obj::List(items)) => {
+                    let len = items.borrow().len();
+                    stack.push(Open::List(items.clone(), 0, Vec::with_capacity(len)));
+                    None
+                }
+                Some(Obj::Dict(entries)) => {
+                    let len = entries.borrow().len();
+                    stack.push(Open::Dict(
+                        entries.clone(),
+                        0,
+                        Map::with_capacity(len),
+                        String::new(),
+                    ));
+                    None
+                }
+                None => None,
+            };
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return done.unwrap_or(Value::Null);
+                };
+                match top {
+                    Open::List(items, at, out) => {
+                        out.extend(done.take());
+                        if let Some(item) = items.borrow().get(*at) {
+                            *at += 1;
+                            next = Some(item.clone());
+                        }
+                    }
+                    Open::Dict(entries, at, out, key) => {
+                        if let Some(v) = done.take() {
+                            out.insert(std::mem::take(key), v);
+                        }
+                        if let Some((k, v)) = entries.borrow().get(*at) {
+                            *at += 1;
+                            *key = k.clone();
+                            next = Some(v.clone());
+                        }
+                    }
+                }
+                if next.is_some() {
+                    break;
+                }
+                done = Some(match stack.pop() {
+                    Some(Open::List(_, _, out)) => Value::Array(out),
+                    Some(Open::Dict(_, _, out, _)) => Value::Object(out),
+                    None => unreachable!("the stack had a top"),
+                });
+            }
         }
     }
 
@@ -409,7 +527,7 @@ fn apply_transform(
 /// The tools' parameter schemas by tool name (`ResponseParser._tool_params`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ToolParams {
-    by_name: HashMap<String, Map<String, Value>>,
+    by_name: HashMap<String, Map>,
 }
 
 impl ToolParams {
@@ -456,12 +574,13 @@ impl ToolParams {
         let Some(func @ Obj::Dict(_)) = value.get("function") else {
             return Ok(value.clone());
         };
-        let name = match func.get("name") {
-            Some(Obj::Leaf(Value::String(s))) => s,
+        let name = match &func.get("name") {
+            Some(Obj::Leaf(Value::String(s))) => s.clone(),
             _ => return Ok(value.clone()),
         };
-        let Some(Obj::Dict(arguments)) = func.get("arguments") else {
-            return Ok(value.clone());
+        let arguments = match &func.get("arguments") {
+            Some(Obj::Dict(arguments)) => arguments.clone(),
+            _ => return Ok(value.clone()),
         };
         let Some(properties) = self.by_name.get(&name).filter(|p| !p.is_empty()) else {
             return Ok(value.clone());
@@ -658,7 +777,7 @@ pub(crate) fn int_of_float(f: f64) -> Number {
     for d in iter {
         text.push_str(&format!("{d:09}"));
     }
-    serde_json::from_str::<Number>(&text).unwrap_or_else(|_| Number::from(0))
+    Number::from_integer_str(&text).unwrap_or_else(|| Number::from(0))
 }
 
 #[cfg(test)]

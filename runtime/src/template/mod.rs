@@ -60,7 +60,7 @@ mod parser;
 
 pub use parser::StreamParser;
 
-use serde_json::{Map, Value};
+use crate::value::{Map, Value};
 
 use self::delim::{Literals, Pattern};
 use crate::diag::{closest, json_kind as kind, Diagnostics};
@@ -76,7 +76,7 @@ use crate::stream::fast::{DelimFacts, StateFilter};
 /// [`StreamParser`].
 #[derive(Debug)]
 pub struct ResponseTemplate {
-    pub(crate) defaults: Map<String, Value>,
+    pub(crate) defaults: Map,
     pub(crate) fields: Vec<Field>,
     /// The field without `open`/`open_pattern` (the leftover sink), if any.
     pub(crate) implicit: Option<usize>,
@@ -250,7 +250,7 @@ const FIELD_KEYS: &[&str] = &[
 ///
 /// ```
 /// use chatparse_runtime::stream::is_response_template;
-/// use serde_json::json;
+/// use chatparse_runtime::json;
 /// assert!(is_response_template(&json!({"start_anchor": "<|im_start|>assistant\n", "fields": {"content": {}}})));
 /// assert!(!is_response_template(&json!({"type": "object", "properties": {}})));
 /// ```
@@ -272,7 +272,7 @@ impl ResponseTemplate {
     /// ```
     /// use chatparse_runtime::stream::ResponseTemplate;
     /// let t = ResponseTemplate::from_json_str(r#"{"start_anchor": "A:", "fields": {"answer": {}}}"#)?;
-    /// assert_eq!(t.parse("42", "")?, serde_json::json!({"answer": "42"}));
+    /// assert_eq!(t.parse("42", "")?, chatparse_runtime::json!({"answer": "42"}));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_json_str(text: &str) -> Result<Self, SchemaError> {
@@ -286,11 +286,11 @@ impl ResponseTemplate {
         Self::from_value_named(value, source_name)
     }
 
-    /// Load a template from a `serde_json::Value`, validating all of it.
+    /// Load a template from a [`Value`], validating all of it.
     ///
     /// ```
     /// use chatparse_runtime::stream::ResponseTemplate;
-    /// use serde_json::json;
+    /// use chatparse_runtime::json;
     /// let err = ResponseTemplate::from_value(json!({
     ///     "start_anchor": "A:",
     ///     "fields": {"a": {"opne": "<a>"}, "b": {"content": "yaml"}}
@@ -303,7 +303,7 @@ impl ResponseTemplate {
         Self::from_value_named(value, "<template>")
     }
 
-    /// Load a template from a `serde_json::Value`, naming its source in error messages.
+    /// Load a template from a [`Value`], naming its source in error messages.
     pub fn from_value_named(value: Value, source_name: &str) -> Result<Self, SchemaError> {
         let mut loader = Loader::default();
         let loaded = loader.template(&value);
@@ -360,7 +360,7 @@ impl ResponseTemplate {
 
 /// What the loader builds, before the state filters are derived from it.
 struct Loaded {
-    defaults: Map<String, Value>,
+    defaults: Map,
     fields: Vec<Field>,
     implicit: Option<usize>,
     start_anchor: Anchor,
@@ -378,7 +378,7 @@ enum AnchorSpec {
 }
 
 impl Loader {
-    fn unknown_keys(&mut self, map: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) {
+    fn unknown_keys(&mut self, map: &Map, allowed: &[&str], base: &str, what: &str) {
         for key in map.keys() {
             if allowed.contains(&key.as_str()) {
                 continue;
@@ -507,7 +507,7 @@ impl Loader {
     /// `_compile_anchor`: `Some(None)` when neither key is present, `None` after a problem.
     fn anchor_spec(
         &mut self,
-        map: &Map<String, Value>,
+        map: &Map,
         literal_key: &str,
         pattern_key: &str,
         base: &str,
@@ -634,7 +634,7 @@ impl Loader {
         }
     }
 
-    fn bool_key(&mut self, map: &Map<String, Value>, key: &str, base: &str, default: bool) -> bool {
+    fn bool_key(&mut self, map: &Map, key: &str, base: &str, default: bool) -> bool {
         match map.get(key) {
             None => default,
             Some(Value::Bool(b)) => *b,
@@ -912,13 +912,7 @@ impl Loader {
         self.diag.clean_since(before).then_some(parser)
     }
 
-    fn separator(
-        &mut self,
-        map: &Map<String, Value>,
-        key: &str,
-        default: &str,
-        base: &str,
-    ) -> String {
+    fn separator(&mut self, map: &Map, key: &str, default: &str, base: &str) -> String {
         match map.get(key) {
             None => default.to_owned(),
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
@@ -1182,7 +1176,7 @@ fn py_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     fn problems(v: Value) -> Vec<(String, String)> {
         match ResponseTemplate::from_value(v) {

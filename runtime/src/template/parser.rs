@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::value::{Map, Value};
 
 use super::content::{process_field, ToolParams};
 use super::delim::{Found, Search};
@@ -46,7 +46,7 @@ struct Cached {
 ///
 /// ```
 /// use chatparse_runtime::stream::{Event, ResponseTemplate, StreamParser};
-/// use serde_json::json;
+/// use chatparse_runtime::json;
 ///
 /// let template = ResponseTemplate::from_value(json!({
 ///     "defaults": {"role": "assistant"},
@@ -78,7 +78,7 @@ pub struct StreamParser<'t> {
     buffer: String,
     /// Everything before `pos` has been routed (or consumed by a delimiter).
     pos: usize,
-    output: Map<String, Value>,
+    output: Map,
     /// The field being written to (`None`: no implicit field, text is dropped).
     current: Option<usize>,
     /// Named groups of the open match of the current explicit region.
@@ -273,7 +273,7 @@ impl<'t> StreamParser<'t> {
             ));
         }
         let output = std::mem::take(&mut self.output);
-        let message: Map<String, Value> = output
+        let message: Map = output
             .into_iter()
             .filter(|(k, v)| template.defaults.contains_key(k) || !is_empty(v))
             .collect();
@@ -662,7 +662,7 @@ impl ResponseTemplate {
     ///     }
     /// }"#)?;
     /// let message = t.parse("Paris.", "<|im_start|>assistant\n<think>\nEasy.\n</think>\n\n")?;
-    /// assert_eq!(message, serde_json::json!({"reasoning_content": "Easy.", "content": "Paris."}));
+    /// assert_eq!(message, chatparse_runtime::json!({"reasoning_content": "Easy.", "content": "Paris."}));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn parse(&self, text: &str, prefix: &str) -> Result<Value, ParseError> {
@@ -686,8 +686,8 @@ impl ResponseTemplate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json;
     use proptest::prelude::*;
-    use serde_json::json;
 
     fn template() -> ResponseTemplate {
         ResponseTemplate::from_value(json!({

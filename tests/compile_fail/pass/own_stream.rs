@@ -26,5 +26,5 @@ fn main() {
     }
     assert_eq!(want["tool_calls"][0]["function"]["name"], "get_weather");
     let (message, _) = named::stream().finish().expect("empty output");
-    assert_eq!(message, serde_json::json!({"role": "assistant"}));
+    assert_eq!(message, chatparse::json!({"role": "assistant"}));
 }

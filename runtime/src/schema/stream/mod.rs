@@ -40,7 +40,7 @@
 //! }
 //! let (message, _) = parser.finish()?;
 //! assert_eq!(thinking, "Let me see.");
-//! assert_eq!(message, serde_json::json!({"role": "assistant", "thinking": "Let me see.", "content": "4"}));
+//! assert_eq!(message, chatparse_runtime::json!({"role": "assistant", "thinking": "Let me see.", "content": "4"}));
 //! assert_eq!(schema.parse("<think>Let me see.</think><answer>4")?, message);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -51,8 +51,8 @@ mod region;
 
 use std::fmt;
 
+use crate::value::{Map, Value};
 use memchr::memmem::Finder;
-use serde_json::{Map, Value};
 
 use crate::error::ParseError;
 use crate::schema::interp::Walk;

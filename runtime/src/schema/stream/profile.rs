@@ -16,7 +16,7 @@
 //! }
 //! ```
 
-use serde_json::Value;
+use crate::value::{Map, Value};
 
 use crate::diag::{self, Diagnostics};
 use crate::error::SchemaError;
@@ -384,7 +384,7 @@ fn object_with_keys<'v>(
     pointer: &str,
     keys: &[&str],
     diags: &mut Diagnostics,
-) -> Option<&'v serde_json::Map<String, Value>> {
+) -> Option<&'v Map> {
     let Some(object) = value.as_object() else {
         diags.error(
             pointer,

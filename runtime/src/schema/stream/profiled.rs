@@ -48,7 +48,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
+use crate::value::Value;
 
 use memchr::memmem;
 

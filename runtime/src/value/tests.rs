@@ -1,0 +1,186 @@
+use super::*;
+use crate::json;
+
+#[test]
+fn order_and_big_integers_survive_parse_and_print() {
+    let text = r#"{"z":1,"a":[123456789012345678901234567890,-98765432109876543210987654321,1.5,1e+300,-0.0],"m":{"y":null,"b":true}}"#;
+    let v = from_str(text).unwrap();
+    assert_eq!(
+        v.to_string(),
+        r#"{"z":1,"a":[123456789012345678901234567890,-98765432109876543210987654321,1.5,1e+300,-0.0],"m":{"y":null,"b":true}}"#
+    );
+    assert_eq!(serde_json::to_string(&v).unwrap(), v.to_string());
+    assert_eq!(to_string_pretty(&v), format!("{v:#}"));
+}
+
+#[test]
+fn printing_matches_serde_json() {
+    let v = json!({"s": "\u{0}\u{1f}\"\\\n\t\u{7f}é\u{2028}", "f": [0.1, 1.0, 1e-7, 12345678.9, 1e21, -2.5], "e": [], "o": {}, "n": [[], {}, [1]]});
+    let theirs: serde_json::Value = serde_json::Value::from(&v);
+    // serde_json's map sorts without preserve_order; compare on a single-key layout instead.
+    for (k, inner) in v.as_object().unwrap() {
+        let t = &theirs[k.as_str()];
+        assert_eq!(inner.to_string(), serde_json::to_string(t).unwrap());
+        assert_eq!(
+            to_string_pretty(inner),
+            serde_json::to_string_pretty(t).unwrap()
+        );
+    }
+}
+
+#[test]
+fn integers_at_every_width() {
+    for text in [
+        "0",
+        "-1",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "18446744073709551615",
+        "18446744073709551616",
+        "340282366920938463463374607431768211456",
+        "-170141183460469231731687303715884105729",
+    ] {
+        let v = from_str(text).unwrap();
+        assert_eq!(v.to_string(), text);
+        assert_eq!(serde_json::to_string(&v).unwrap(), text);
+        assert!(v.as_number().unwrap().is_integer());
+        assert_eq!(Value::Number(Number::from_integer_str(text).unwrap()), v);
+    }
+    assert_ne!(json!(1), json!(1.0));
+    assert_eq!(json!(u64::MAX), from_str("18446744073709551615").unwrap());
+}
+
+#[test]
+fn equality_ignores_key_order_and_indexing_works() {
+    let a = json!({"a": 1, "b": [1, {"c": null}]});
+    let b = json!({"b": [1, {"c": null}], "a": 1});
+    assert_eq!(a, b);
+    assert_ne!(a, json!({"a": 1}));
+    assert_eq!(a["b"][1]["c"], Value::Null);
+    assert_eq!(a["missing"][3], Value::Null);
+    assert_eq!(a.pointer("/b/1"), Some(&json!({"c": null})));
+    let mut m = a.clone();
+    m["new"] = json!("x");
+    assert_eq!(m["new"], "x");
+    assert_eq!(m.as_object().unwrap().keys().last().unwrap(), "new");
+}
+
+#[test]
+fn serde_round_trip_keeps_order() {
+    let v = json!({"z": [1, 2.5, "x"], "a": {"q": false}});
+    let text = serde_json::to_string(&v).unwrap();
+    let back: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.to_string(), v.to_string());
+    let t: serde_json::Value = v.clone().into();
+    assert_eq!(Value::from(t), v);
+}
+
+/// Builds `depth` levels of `[[…]]` or `{"k":{…}}` around `1` without recursion.
+fn deep(depth: usize, object: bool) -> Value {
+    let mut v = json!(1);
+    for _ in 0..depth {
+        v = if object {
+            let mut m = Map::new();
+            m.insert("k".into(), v);
+            Value::Object(m)
+        } else {
+            Value::Array(vec![v])
+        };
+    }
+    v
+}
+
+#[test]
+fn deep_values_cost_no_stack() {
+    // A 64 KB stack, far below what 100 000 recursive frames would need. Objects: everything is
+    // iterative. Arrays: everything but the drop, which is Rust's own `Vec` drop (one frame chain
+    // per level); the 994 levels the parser accepts are checked at 256 KB in tests/deep.rs.
+    std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(|| {
+            for object in [false, true] {
+                let v = deep(100_000, object);
+                let c = v.clone();
+                assert!(c == v);
+                let text = v.to_string();
+                assert_eq!(text.len(), c.to_string().len());
+                let shallower = deep(3000, object);
+                let _ = format!("{shallower:#}");
+                let _ = format!("{v:?}");
+                if object {
+                    drop((v, c, shallower));
+                } else {
+                    std::mem::forget((v, c, shallower));
+                }
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn serde_output_is_the_same_beyond_the_serde_depth() {
+    for object in [false, true] {
+        let v = deep(SERDE_DEPTH * 3, object);
+        assert_eq!(serde_json::to_string(&v).unwrap(), v.to_string());
+        let wrapped = json!({"a": [v.clone()], "b": 1.5});
+        assert_eq!(
+            serde_json::to_string(&wrapped).unwrap(),
+            wrapped.to_string()
+        );
+        assert_eq!(to_value(&wrapped).unwrap(), wrapped);
+        std::mem::forget((v, wrapped));
+    }
+}
+
+#[test]
+fn to_value_builds_what_serde_json_writes() {
+    #[derive(serde::Serialize)]
+    enum E {
+        Unit,
+        New(u8),
+        Tuple(u8, bool),
+        Struct { a: char },
+    }
+    #[derive(serde::Serialize)]
+    struct S<'a> {
+        z: Option<&'a str>,
+        big: Value,
+        deep: Value,
+        ints: std::collections::BTreeMap<i32, f64>,
+        e: Vec<E>,
+        bytes: &'a [u8],
+        nan: f64,
+    }
+    let s = S {
+        z: None,
+        big: from_str(&format!("[{0}, -{0}]", "9".repeat(60))).unwrap(),
+        deep: deep(SERDE_DEPTH * 2, false),
+        ints: [(2, 1.5), (-1, 2.0)].into_iter().collect(),
+        e: vec![E::Unit, E::New(1), E::Tuple(2, true), E::Struct { a: 'x' }],
+        bytes: b"ab",
+        nan: f64::NAN,
+    };
+    let v = to_value(&s).unwrap();
+    assert_eq!(v.to_string(), serde_json::to_string(&s).unwrap());
+    assert_eq!(v["big"], s.big);
+    assert_eq!(v["deep"], s.deep);
+    std::mem::forget((v, s));
+}
+
+#[test]
+fn numbers_from_an_arbitrary_precision_serde_json_stay_exact() {
+    // What a serde_json built with `arbitrary_precision` (by another crate of the build) hands
+    // a Deserialize impl for a number: a one-entry map of its text.
+    let digits = "1234567890123456789012345678901";
+    let v: Value = serde_json::from_str(&format!(
+        r#"[{{"$serde_json::private::Number": "{digits}"}}, {{"$serde_json::private::Number": "1.0"}}]"#
+    ))
+    .unwrap();
+    assert_eq!(v.to_string(), format!("[{digits},1.0]"));
+    let theirs: serde_json::Number = serde_json::from_str("12345678901234567890123").unwrap();
+    assert_eq!(Number::from(&theirs).to_string(), theirs.to_string());
+}
