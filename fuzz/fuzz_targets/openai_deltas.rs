@@ -5,9 +5,9 @@
 #![no_main]
 
 use chatparse::runtime::openai::{self, CounterIds, DeltaStream, Options};
+use chatparse::Value;
 use chatparse_fuzz::{case, chunks};
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
     let Some(case) = case(data) else { return };
@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
     // Rebuild the calls from the chunks.
     assert_eq!(
         sent[0]["delta"],
-        serde_json::json!({"role": "assistant"}),
+        chatparse::json!({"role": "assistant"}),
         "{at}"
     );
     let mut calls: Vec<(String, String, String)> = Vec::new();

@@ -6,7 +6,7 @@
 //! the rest is the model output (lossily decoded, so every byte string is an input).
 
 use chatparse::runtime::{ParseError, Spec};
-use serde_json::Value;
+use chatparse::Value;
 use std::sync::OnceLock;
 
 /// The shipped names in sorted order, each with its spec (schema + stream profile).

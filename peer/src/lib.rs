@@ -13,9 +13,9 @@ use std::task::{Context, Poll, Waker};
 
 use chatparse::runtime::openai::{self, CounterIds, DeltaStream, Options};
 use chatparse::runtime::Spec;
+use chatparse::Value;
 use openai_protocol::common::Tool;
 use reasoning_parser::ReasoningParser;
-use serde_json::Value;
 use tool_parser::ToolParser;
 
 /// A format both handle: a chatparse shipped name and the peer's parser names.
@@ -174,8 +174,8 @@ impl Parsed {
             && self.calls.len() == other.calls.len()
             && self.calls.iter().zip(&other.calls).all(|(a, b)| {
                 a.0 == b.0
-                    && serde_json::from_str::<Value>(&a.1).ok()
-                        == serde_json::from_str::<Value>(&b.1).ok()
+                    && serde_json::from_str::<serde_json::Value>(&a.1).ok()
+                        == serde_json::from_str::<serde_json::Value>(&b.1).ok()
             })
     }
 }
@@ -197,7 +197,7 @@ pub fn tools_json(names: &[String]) -> Value {
         names
             .iter()
             .map(|n| {
-                serde_json::json!({"type": "function", "function": {"name": n,
+                chatparse::json!({"type": "function", "function": {"name": n,
                     "parameters": {"type": "object", "properties": {}}}})
             })
             .collect(),
@@ -334,7 +334,7 @@ impl Peer {
 
 /// The peer's tool type (OpenAI's), from JSON.
 pub fn tools(json: &Value) -> Vec<Tool> {
-    serde_json::from_value(json.clone()).expect("tools in OpenAI's shape")
+    serde_json::from_value(serde_json::Value::from(json.clone())).expect("tools in OpenAI's shape")
 }
 
 /// chatparse's one-shot parse, as an OpenAI message (`openai::parse`), in the shared shape.
