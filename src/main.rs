@@ -1047,9 +1047,7 @@ fn grammar(args: GrammarArgs) -> Result<ExitCode, Failure> {
         GrammarFormat::StructuralTag => {
             chatparse::value::to_string_pretty(&spec.structural_tag()) + "\n"
         }
-        GrammarFormat::LlamaCpp => {
-            chatparse::value::to_string_pretty(&spec.llama_cpp()) + "\n"
-        }
+        GrammarFormat::LlamaCpp => chatparse::value::to_string_pretty(&spec.llama_cpp()) + "\n",
         GrammarFormat::Instruction => spec.format_instruction() + "\n",
     };
     let mut out = io::stdout().lock();

@@ -62,7 +62,8 @@ fn derive_prints_a_schema_that_parses() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let message: Value = chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
+        let message: Value =
+            chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
         assert_eq!(
             message,
             json!({"role": "assistant", "content": "Checking.", "reasoning_content": "Look it up.",

@@ -11,8 +11,8 @@ mod support;
 
 use std::path::PathBuf;
 
-use roundtrip_support as rt;
 use chatparse::{Map, Value};
+use roundtrip_support as rt;
 
 /// Per template: the tool-call class and the reasoning class (written from reading the
 /// templates), or `None` when derivation must refuse.
@@ -246,10 +246,7 @@ fn derived_parsers_round_trip() {
         }
         if !f.is_empty() {
             sink.push_str(&f);
-            sink.push_str(&format!(
-                "    derived spec: {}\n",
-                derived.spec.to_string()
-            ));
+            sink.push_str(&format!("    derived spec: {}\n", derived.spec.to_string()));
         }
     }
     println!("{summary}\nknown gaps:\n{gaps}");

@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use chatparse::grammar::{GrammarSpec, Options, ToolChoice};
-use roundtrip_support as rt;
 use chatparse::{json, Map, Value};
+use roundtrip_support as rt;
 
 /// Outputs a family's template renders but its format does not allow (why).
 const EXCLUDED: &[(&str, &str, &str)] = &[
@@ -487,7 +487,8 @@ fn cli_prints_the_library_grammars() {
         args.push(format);
         let out = run(&args);
         assert!(out.status.success(), "{format}: {out:?}");
-        let got: Value = chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
+        let got: Value =
+            chatparse::value::from_str(std::str::from_utf8(&out.stdout).unwrap()).unwrap();
         assert_eq!(got, want, "{format}");
     }
     // A schema path whose stem is a family.

@@ -2,11 +2,11 @@
 //! in AgentScope's parser documentation (their expected values are the documentation's); the
 //! grammars are judged by llguidance in `tests/grammar.rs`.
 
+use chatparse::json;
 use chatparse::parsers::{
     MarkdownCodeBlockParser, MarkdownJsonParser, MultiTaggedContentParser, ParserError,
     TaggedContent,
 };
-use chatparse::json;
 
 pub fn werewolf() -> MultiTaggedContentParser {
     MultiTaggedContentParser::new(vec![
