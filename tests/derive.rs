@@ -246,7 +246,7 @@ fn derived_parsers_round_trip() {
         }
         if !f.is_empty() {
             sink.push_str(&f);
-            sink.push_str(&format!("    derived spec: {}\n", derived.spec.to_string()));
+            sink.push_str(&format!("    derived spec: {}\n", derived.spec));
         }
     }
     println!("{summary}\nknown gaps:\n{gaps}");
