@@ -20,21 +20,6 @@ fn first_difference(a: &str, b: &str) -> usize {
         .map_or(a.len().min(b.len()), |((i, _), _)| i)
 }
 
-/// Templates whose renderings are known to differ from transformers', and how: Jinja2's `Markup`
-/// arithmetic. `"…"|safe + text` HTML-escapes `text` in Jinja2 (markupsafe); minijinja has no
-/// operator hooks to do the same. functionary v3.1 builds its tool list this way, so Jinja2 prints
-/// `&#34;` where chatparse prints `"` (in the system prompt, never in the assistant turns).
-const MARKUP_ESCAPED: [&str; 1] = ["meetkai-functionary-medium-v3.1.jinja"];
-
-/// markupsafe's escapes undone: a known-divergent rendering must differ by these alone.
-fn unescape_markup(s: &str) -> String {
-    s.replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
-}
-
 /// The characters within 60 bytes of byte `i`.
 fn around(s: &str, i: usize) -> String {
     s.char_indices()
@@ -49,7 +34,6 @@ fn renders_as_transformers_does() {
     let tools = doc["tools"].as_array().unwrap();
     let mut checked = 0;
     let mut raised = 0;
-    let mut known = 0;
     let mut problems = Vec::new();
     for t in doc["templates"].as_array().unwrap() {
         let name = t["name"].as_str().unwrap();
@@ -69,15 +53,6 @@ fn renders_as_transformers_does() {
             let got = template.apply(&msgs, Some(tools), gp, &extra);
             let wher = format!("{name} {id} (add_generation_prompt={gp})");
             match (r.get("output").and_then(Value::as_str), got) {
-                (Some(want), Ok(got)) if MARKUP_ESCAPED.contains(&name) => {
-                    // Still divergent, and only by the HTML escaping (a fix shows up here).
-                    known += 1;
-                    if want == got || unescape_markup(want) != got {
-                        problems.push(format!(
-                            "{wher}: expected to differ from transformers by Markup escaping alone"
-                        ));
-                    }
-                }
                 (Some(want), Ok(got)) => {
                     checked += 1;
                     if want != got {
@@ -107,10 +82,7 @@ fn renders_as_transformers_does() {
             }
         }
     }
-    eprintln!(
-        "{checked} renderings identical to transformers', {raised} raise on both sides, \
-         {known} differ by Markup escaping only (known)"
-    );
+    eprintln!("{checked} renderings identical to transformers', {raised} raise on both sides");
     assert!(
         problems.is_empty(),
         "{} differences:\n{}",

@@ -12,13 +12,9 @@ import chatparse
 EXPECTED = json.loads(
     (pathlib.Path(__file__).resolve().parents[2] / "tests" / "render" / "expected.json").read_text()
 )
-# Jinja2 HTML-escapes `"…"|safe + text`; minijinja cannot (see tests/render.rs).
-MARKUP_ESCAPED = {"meetkai-functionary-medium-v3.1.jinja"}
-
 CASES = [
     pytest.param(t, r, id=f"{t['name']}/{r['conversation']}/{r['add_generation_prompt']}")
     for t in EXPECTED["templates"]
-    if t["name"] not in MARKUP_ESCAPED
     for r in t["renders"]
 ]
 

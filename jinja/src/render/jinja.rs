@@ -90,6 +90,7 @@ pub(crate) fn environment(clock: Clock) -> Environment<'static> {
     });
     env.add_filter("string", |v: Value| Value::from(python::str(&v)));
     env.add_filter("tojson", tojson);
+    env.add_filter(MARKUP_FILTER, markup_escape);
     // Jinja2's Undefined has length 0 (`message.content|length` on a message without content).
     env.add_filter("length", length);
     env.add_filter("count", length);
@@ -204,7 +205,12 @@ pub(crate) fn preprocess(source: &str) -> String {
                 i += copy_tag(rest, "%}", &mut out);
             }
         } else if rest.starts_with("{{") {
+            let start = out.len();
             i += copy_tag(rest, "}}", &mut out);
+            if let Some(rewritten) = markup_chain(&out[start..]) {
+                out.truncate(start);
+                out.push_str(&rewritten);
+            }
         } else {
             let c = rest.chars().next().unwrap_or_default();
             out.push(c);
@@ -212,6 +218,112 @@ pub(crate) fn preprocess(source: &str) -> String {
         }
     }
     out
+}
+
+/// The filter that gives `+` Jinja2's `Markup` semantics (see [`markup_chain`]).
+const MARKUP_FILTER: &str = "__chatparse_markup";
+
+/// markupsafe's `escape` on an operand of a `+` chain that involves a `Markup` (`…|safe`): a safe
+/// string is already markup and stays as it is; any other string is escaped as markupsafe
+/// escapes (`&#34;` and `&#39;`, not minijinja's HTML entities) and becomes markup; other values
+/// are left for `+` to accept or refuse as it does.
+fn markup_escape(v: Value) -> Value {
+    if v.is_safe() {
+        return v;
+    }
+    match v.as_str() {
+        Some(s) => {
+            let mut out = String::with_capacity(s.len());
+            for c in s.chars() {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '<' => out.push_str("&lt;"),
+                    '>' => out.push_str("&gt;"),
+                    '\'' => out.push_str("&#39;"),
+                    '"' => out.push_str("&#34;"),
+                    c => out.push(c),
+                }
+            }
+            Value::from_safe_string(out)
+        }
+        None => v,
+    }
+}
+
+/// Jinja2's `Markup` arithmetic for one `{{ … }}` tag, which minijinja has no operator hook for:
+/// in Python, `Markup + str` and `str + Markup` both escape the `str` (markupsafe's `__add__` and
+/// `__radd__`), so in a `+` chain with a `…|safe` operand every operand ends up escaped. When the
+/// tag is such a chain — operands joined by `+` at the top level, one of them ending in `|safe`,
+/// and no other top-level operator, keyword or comma that could change how it groups — each
+/// operand is wrapped as `(operand)|__chatparse_markup`. Anything else is left alone (`None`).
+/// functionary v3.1 builds its tool list this way.
+fn markup_chain(tag: &str) -> Option<String> {
+    let open_len = 2 + usize::from(tag[2..].starts_with(['-', '+']));
+    let body_end = tag.len().checked_sub(2)?;
+    let close_start = if body_end > open_len && tag[..body_end].ends_with(['-', '+']) {
+        body_end - 1
+    } else {
+        body_end
+    };
+    if close_start <= open_len || !tag.contains("safe") {
+        return None;
+    }
+    let inner = &tag[open_len..close_start];
+    let mut operands = Vec::new();
+    let mut depth = 0usize;
+    let mut from = 0;
+    let mut chars = inner.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                while let Some((_, d)) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.checked_sub(1)?,
+            '+' if depth == 0 => {
+                operands.push(&inner[from..i]);
+                from = i + 1;
+            }
+            ',' | '~' | '-' | '*' | '/' | '%' | '=' | '<' | '>' | '!' if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    operands.push(&inner[from..]);
+    if operands.len() < 2 || depth != 0 {
+        return None;
+    }
+    let keyword = |op: &str| {
+        op.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| matches!(w, "if" | "else" | "and" | "or" | "not" | "in" | "is"))
+    };
+    let is_safe = |op: &str| {
+        op.trim_end()
+            .strip_suffix("safe")
+            .is_some_and(|rest| rest.trim_end().ends_with('|'))
+    };
+    if operands
+        .iter()
+        .any(|op| op.trim().is_empty() || keyword(op))
+        || !operands.iter().any(|op| is_safe(op))
+    {
+        return None;
+    }
+    let chain = operands
+        .iter()
+        .map(|op| format!("({})|{MARKUP_FILTER}", op.trim()))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    Some(format!(
+        "{} {chain} {}",
+        &tag[..open_len],
+        &tag[close_start..]
+    ))
 }
 
 /// Copies one `{{ … }}` or `{% … %}` tag from the start of `s`, rewriting the escapes of its string
@@ -484,6 +596,28 @@ fn unsupported(spec: Option<char>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Expectations from Jinja2 3.1 (`Environment().from_string(src).render(x=…)`).
+    #[test]
+    fn markup_chains_escape_as_markupsafe() {
+        let env = environment(None);
+        let x = "<q>&'\"";
+        let render = |src: &str| {
+            env.render_str(&preprocess(src), minijinja::context! { x => x })
+                .unwrap()
+        };
+        assert_eq!(
+            render(r#"{{ "a'"|safe + x + "b"|safe }}"#),
+            "a'&lt;q&gt;&amp;&#39;&#34;b"
+        );
+        assert_eq!(render(r#"{{ x + "s"|safe }}"#), "&lt;q&gt;&amp;&#39;&#34;s");
+        assert_eq!(render("{{ x + x }}"), "<q>&'\"<q>&'\"");
+        // Shapes the rewrite does not take on are left as written.
+        assert_eq!(markup_chain(r#"{{- "("|safe + x ~ ")" -}}"#), None);
+        assert_eq!(markup_chain(r#"{{ "a"|safe + x if c else y }}"#), None);
+        assert_eq!(markup_chain(r#"{{ f("a"|safe + x) }}"#), None);
+        assert_eq!(markup_chain("{{ x + y }}"), None);
+    }
 
     #[test]
     fn calendar_arithmetic_round_trips() {
