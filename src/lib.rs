@@ -115,13 +115,13 @@ pub struct ReadmeRenderChatTemplate;
 ///
 /// ```
 /// use chatparse::grammar::{GrammarSpec, Options, ToolChoice};
-/// let tools = serde_json::json!([{"type": "function", "function": {"name": "get_weather",
+/// let tools = chatparse::json!([{"type": "function", "function": {"name": "get_weather",
 ///     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]);
 /// let spec = GrammarSpec::new("qwen3", &tools, &Options { tool_choice: ToolChoice::Required, parallel: false })?;
 /// let gbnf: String = spec.gbnf();
 /// let lark: String = spec.lark();
-/// let xgrammar: serde_json::Value = spec.structural_tag();
-/// let llama_cpp: serde_json::Value = spec.llama_cpp(); // {grammar, grammar_lazy, grammar_triggers, preserved_tokens}
+/// let xgrammar: chatparse::Value = spec.structural_tag();
+/// let llama_cpp: chatparse::Value = spec.llama_cpp(); // {grammar, grammar_lazy, grammar_triggers, preserved_tokens}
 /// let prompt_text: String = spec.format_instruction();
 /// assert!(gbnf.contains("get_weather") && lark.contains("get_weather"));
 /// assert_eq!(xgrammar["format"]["stop_after_first"], true);

@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use chatparse::grammar::{GrammarSpec, Options, ToolChoice};
-//! let tools = crate::json!([{"type": "function", "function": {"name": "get_weather",
+//! let tools = chatparse::json!([{"type": "function", "function": {"name": "get_weather",
 //!     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
 //!                    "required": ["city"]}}}]);
 //! let spec = GrammarSpec::new("hermes", &tools, &Options::default())?;

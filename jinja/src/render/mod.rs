@@ -254,7 +254,7 @@ impl ChatTemplate {
 /// are usually given.
 ///
 /// ```
-/// use chatparse::json;
+/// use chatparse_runtime::json;
 ///
 /// let text = chatparse_jinja::render::json_dumps(&json!({"city": "Zürich", "n": [1, 2.5]}));
 /// assert_eq!(text, r#"{"city": "Zürich", "n": [1, 2.5]}"#);
@@ -271,7 +271,7 @@ pub fn json_dumps(value: &Value) -> String {
 /// `{'k': 'v'}`, `[1, 'x']`; a string unchanged).
 ///
 /// ```
-/// use serde_json::json;
+/// use chatparse_runtime::json;
 ///
 /// assert_eq!(chatparse_jinja::render::python_str(&json!({"k": [true, null]})), "{'k': [True, None]}");
 /// ```
