@@ -9,6 +9,7 @@
 //! (0 or 1), `anyOf`/`oneOf` (one of them), `nullable`, and `$ref` to `#/$defs/…` or
 //! `#/definitions/…` of the same parameters schema. A schema without `type` is any value.
 
+use crate::runtime::py::unicode::repr;
 use crate::{Map, Value};
 
 use super::ir::{Node, Rules};
@@ -204,7 +205,7 @@ impl<'a> ValueRules<'a> {
                 (_, b) => b.to_string(),
             },
             (_, Value::Number(n)) => n.to_string(),
-            (Dialect::Python, Value::String(s)) => python_repr(s),
+            (Dialect::Python, Value::String(s)) => repr(s),
             (_, Value::String(s)) => format!("<|\"|>{s}<|\"|>"),
             (_, Value::Array(a)) => {
                 let sep = if self.dialect == Dialect::Python {
@@ -219,7 +220,7 @@ impl<'a> ValueRules<'a> {
                 let items: Vec<String> = m
                     .iter()
                     .map(|(k, x)| match self.dialect {
-                        Dialect::Python => format!("{}: {}", python_repr(k), self.text_of(x)),
+                        Dialect::Python => format!("{}: {}", repr(k), self.text_of(x)),
                         _ => format!("{k}:{}", self.text_of(x)),
                     })
                     .collect();
@@ -308,7 +309,7 @@ impl<'a> ValueRules<'a> {
     fn key(&self, k: &str) -> Node {
         match self.dialect {
             Dialect::Json => Node::lit(serde_json::to_string(k).unwrap_or_default()),
-            Dialect::Python => Node::lit(python_repr(k)),
+            Dialect::Python => Node::lit(repr(k)),
             Dialect::Gemma => Node::lit(k),
         }
     }
@@ -567,33 +568,4 @@ impl<'a> ValueRules<'a> {
         }
         Node::rule(tail_name(0, true))
     }
-}
-
-/// Python's `repr()` of a string.
-pub fn python_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }

@@ -1,8 +1,6 @@
 //! Python's `str()`, `repr()` and `json.dumps()` of template values, so that the rendering matches
 //! transformers' (Jinja2 on Python values) byte for byte.
 
-use std::fmt::Write as _;
-
 use minijinja::value::ValueKind;
 use minijinja::{Error, ErrorKind, Value};
 
@@ -242,28 +240,7 @@ impl Dumps {
     }
 
     fn string(&self, out: &mut String, s: &str) {
-        if self.ensure_ascii {
-            chatparse_runtime::py::json::write_ascii_string(s, out);
-            return;
-        }
-        // ensure_ascii=False: Python escapes only `"`, `\\` and control characters.
-        out.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
+        chatparse_runtime::py::json::write_string(s, self.ensure_ascii, out);
     }
 }
 

@@ -588,6 +588,23 @@ fn int_number(literal: &str) -> Number {
     Number::from_integer_str(literal).unwrap_or_else(|| Number::from(0u8))
 }
 
+/// Append Python's `json.dumps(s, ensure_ascii=…)` for a str: [`write_ascii_string`], or with
+/// `ensure_ascii=False` only `"`, `\` and control characters escaped (the escaping `serde_json`
+/// and [`Value`]'s `Display` also use).
+///
+/// ```
+/// let mut out = String::new();
+/// chatparse_runtime::py::json::write_string("é\"\u{1}", false, &mut out);
+/// assert_eq!(out, r#""é\"\u0001""#);
+/// ```
+pub fn write_string(s: &str, ensure_ascii: bool, out: &mut String) {
+    if ensure_ascii {
+        write_ascii_string(s, out);
+    } else {
+        crate::value::write_json_str(s, out);
+    }
+}
+
 /// Append Python's `json.dumps(s)` (default `ensure_ascii=True`) for a str: `"`, `\` and the
 /// usual control characters escaped by name, every character outside `' '..='~'` as `\uXXXX`
 /// (astral characters as surrogate pairs).

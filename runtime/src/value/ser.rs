@@ -32,7 +32,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::E
 }
 
 /// `serde_json`'s escaping: `"`, `\` and control characters; nothing else.
-fn write_str(s: &str, out: &mut String) {
+pub(crate) fn write_str(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push('"');
