@@ -47,8 +47,11 @@ def structural_tag_to_llguidance(tag):
 
     `{"type": "grammar"}`: the GBNF. `{"type": "triggered_tags"}`: free text in which every
     occurrence of a trigger starts one of the tags (`begin`, the content — a JSON schema, or
-    GBNF —, `end`); `at_least_one`: one tag or more; `stop_after_first`: the output ends after
-    the first tag (whitespace allowed).
+    GBNF —, `end`); `at_least_one`: the output starts with a tag; `stop_after_first`: the
+    output ends with the first tag's end. Those two readings are xgrammar's own (0.2.8, as
+    scripts/check_grammars_xgrammar.py measures them: `at_least_one` allows no text before the
+    first tag, `stop_after_first` not even whitespace after it); chatparse's structural tags set
+    neither, and the translation keeps them for the record.
     """
     fmt = tag["format"]
     if fmt["type"] == "grammar":
@@ -74,20 +77,23 @@ def structural_tag_to_llguidance(tag):
         body = " ".join(x for x in [pre, json.dumps(rest) if rest else "", content,
                                       json.dumps(t["end"]) if t["end"] else ""] if x)
         lines.append(f"tag_{i}: {body}")
+        first = " ".join(x for x in [json.dumps(t["begin"]), content,
+                                       json.dumps(t["end"]) if t["end"] else ""] if x)
+        lines.append(f"first_{i}: {first}")
         tag_rules.append(f"tag_{i}")
     for j, trig in enumerate(triggers):
         lines.append(f"pre_{j}[lazy]: ANY {json.dumps(trig)}")
     tags = " | ".join(tag_rules)
+    firsts = " | ".join(r.replace("tag_", "first_") for r in tag_rules)
     if fmt.get("stop_after_first"):
-        start = f"({tags}) WS" if fmt.get("at_least_one") else f"({tags}) WS | TEXT"
+        start = f"({firsts})" if fmt.get("at_least_one") else f"({tags}) | TEXT"
     elif fmt.get("at_least_one"):
-        start = f"({tags})+ TEXT"
+        start = f"({firsts}) ({tags})* TEXT"
     else:
         start = f"({tags})* TEXT"
     lines.insert(2, f"start: {start}")
     lines.append("ANY: /(?s:.*)/")
     lines.append(f"TEXT: /(?s:.*)/ & ~/(?s:.*(?:{trig_re}).*)/")
-    lines.append("WS: /[ \\t\\n]*/")
     main = "\n".join(lines) + "\n"
     if not subs:
         return llg.grammar_from("lark", main)

@@ -124,7 +124,7 @@ pub struct ReadmeRenderChatTemplate;
 /// let llama_cpp: chatparse::Value = spec.llama_cpp(); // {grammar, grammar_lazy, grammar_triggers, preserved_tokens}
 /// let prompt_text: String = spec.format_instruction();
 /// assert!(gbnf.contains("get_weather") && lark.contains("get_weather"));
-/// assert_eq!(xgrammar["format"]["stop_after_first"], true);
+/// assert_eq!(xgrammar["format"]["type"], "grammar"); // the whole output: required, one call
 /// assert_eq!(llama_cpp["grammar_lazy"], false);
 /// assert!(prompt_text.contains("<tool_call>"));
 /// # Ok::<(), chatparse::grammar::GrammarError>(())

@@ -6,11 +6,13 @@
 //! family's grammars (GBNF and Lark, under the tool choices `auto`, `required`, `none`, a named
 //! tool, and without parallel calls) must accept the valid outputs and reject the violations.
 //!
-//! The verdicts are llguidance's: the fixture (`target/grammar-check/fixture.json`: per family
-//! the grammars, the outputs and whether each must be accepted) is checked by
-//! `scripts/check_grammars.py` with the `llguidance` Python package, found as
-//! `$CHATPARSE_GRAMMAR_PYTHON` (default `python3`). Without llguidance the engine check is
-//! skipped with a warning, unless `CHATPARSE_REQUIRE_ENGINE=1` (as in `.ci/run`), where it fails.
+//! The verdicts are two real engines': the fixture (`target/tmp/grammar-check/fixture.json`: per
+//! family the grammars, the outputs and whether each must be accepted) is checked by
+//! `scripts/check_grammars.py` with the `llguidance` Python package (GBNF, Lark, lazy GBNF,
+//! structural tags translated to Lark) and by `scripts/check_grammars_xgrammar.py` with the
+//! `xgrammar` package (GBNF, lazy GBNF, structural tags compiled by xgrammar itself), both run by
+//! `$CHATPARSE_GRAMMAR_PYTHON` (default `python3`). An engine that is not installed is skipped
+//! with a warning, unless `CHATPARSE_REQUIRE_ENGINE=1` (as in `.ci/run`), where it fails.
 
 #[allow(dead_code)]
 #[path = "parsers.rs"]
@@ -360,11 +362,16 @@ fn python() -> String {
     std::env::var("CHATPARSE_GRAMMAR_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-fn has_llguidance(python: &str) -> bool {
-    Command::new(python)
-        .args(["-c", "import llguidance"])
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// Whether the engine's Python package loads: `import llguidance`; for xgrammar, the checker's
+/// own torch-free loader (`--version`).
+fn engine_available(python: &str, engine: &str, script: &std::path::Path) -> bool {
+    let mut cmd = Command::new(python);
+    if engine == "xgrammar" {
+        cmd.arg(script).arg("--version");
+    } else {
+        cmd.args(["-c", &format!("import {engine}")]);
+    }
+    cmd.output().is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -398,30 +405,46 @@ fn grammars_accept_the_templates_outputs_and_reject_violations() {
     )
     .unwrap();
     let python = python();
-    if !has_llguidance(&python) {
-        let msg = format!(
-            "llguidance is not importable by {python} (pip install llguidance; or set CHATPARSE_GRAMMAR_PYTHON)"
-        );
-        if std::env::var("CHATPARSE_REQUIRE_ENGINE").is_ok_and(|v| v == "1") {
-            panic!("{msg}");
+    let require = std::env::var("CHATPARSE_REQUIRE_ENGINE").is_ok_and(|v| v == "1");
+    let mut ran = Vec::new();
+    for (engine, script, install) in [
+        (
+            "llguidance",
+            "scripts/check_grammars.py",
+            "pip install llguidance",
+        ),
+        (
+            "xgrammar",
+            "scripts/check_grammars_xgrammar.py",
+            "pip install pydantic; pip install --no-deps xgrammar apache-tvm-ffi",
+        ),
+    ] {
+        let script = rt::repo_root().join(script);
+        if !engine_available(&python, engine, &script) {
+            let msg = format!(
+                "{engine} is not importable by {python} ({install}; or set CHATPARSE_GRAMMAR_PYTHON)"
+            );
+            assert!(!require, "{msg}");
+            eprintln!("!!! GRAMMAR ENGINE CHECK SKIPPED ({engine}): {msg}");
+            continue;
         }
-        eprintln!("!!! GRAMMAR ENGINE CHECK SKIPPED: {msg}");
-        return;
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(&fixture)
+            .output()
+            .expect("run the checker");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        println!("== {engine}\n{stdout}");
+        assert!(
+            out.status.success(),
+            "{} {}:\n{stdout}\n{stderr}",
+            script.display(),
+            fixture.display()
+        );
+        ran.push(engine);
     }
-    let script = rt::repo_root().join("scripts/check_grammars.py");
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg(&fixture)
-        .output()
-        .expect("run the checker");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "scripts/check_grammars.py {}:\n{stdout}\n{stderr}",
-        fixture.display()
-    );
+    println!("grammar engines run: {ran:?}");
 }
 
 /// Every shipped family has a grammar, for every option set and output format.

@@ -3,12 +3,19 @@
 //! The format (xgrammar's `StructuralTag` with a `format`): the calls as `triggered_tags` over
 //! free text — each tag `{"begin", "content", "end"}` where `content` is the arguments' JSON
 //! schema (`json_schema`) or, for formats whose arguments are not one JSON object, the
-//! arguments' grammar in GBNF (`grammar`); `at_least_one` under a required tool choice,
-//! `stop_after_first` without parallel calls. That fits the formats whose calls follow one
+//! arguments' grammar in GBNF (`grammar`). That fits the formats whose calls follow one
 //! another, each starting with the trigger (Hermes, Qwen3, Qwen3-Coder, Qwen3.5, Seed-OSS,
-//! GLM-4.5, Phi-4-mini, Functionary v3.1, SmolLM3, ERNIE 4.5); every other format (calls in a
-//! section or list, ids between name and arguments, channels, no trigger at all, or text after
-//! the calls) is written as one `grammar` (GBNF) of the whole output.
+//! GLM-4.5, Phi-4-mini, Functionary v3.1, SmolLM3, ERNIE 4.5), under `auto` with parallel calls;
+//! every other format (calls in a section or list, ids between name and arguments, channels, no
+//! trigger at all) and every other tool choice is written as one `grammar` (GBNF) of the whole
+//! output.
+//!
+//! Why not `at_least_one` / `stop_after_first` for `required` and `--no-parallel`: xgrammar
+//! (0.2.8, checked by scripts/check_grammars_xgrammar.py) compiles `at_least_one` as "the output
+//! *starts* with a tag" (no reasoning, not even a newline before the first call) and
+//! `stop_after_first` as "nothing after the first tag's end" (not even whitespace), so those
+//! flags refuse outputs the real templates render (`<think>…</think>` before the call, Hermes
+//! 2 Pro's `</tool_call> `).
 
 use crate::{json, Value};
 
@@ -19,7 +26,7 @@ pub fn emit(spec: &GrammarSpec) -> Value {
     let built = spec.built();
     let opts = spec.options();
     let triggered = built.tagged && built.has_calls_root && !built.triggers.is_empty();
-    if !triggered || opts.tool_choice == ToolChoice::None {
+    if !triggered || opts.tool_choice != ToolChoice::Auto || !opts.parallel {
         return json!({
             "type": "structural_tag",
             "format": {"type": "grammar", "grammar": spec.gbnf()},
@@ -39,18 +46,14 @@ pub fn emit(spec: &GrammarSpec) -> Value {
             json!({"type": "tag", "begin": c.begin, "content": content, "end": c.end})
         })
         .collect();
-    let required = matches!(
-        opts.tool_choice,
-        ToolChoice::Required | ToolChoice::Named(_)
-    );
     json!({
         "type": "structural_tag",
         "format": {
             "type": "triggered_tags",
             "triggers": built.triggers,
             "tags": tags,
-            "at_least_one": required,
-            "stop_after_first": !opts.parallel,
+            "at_least_one": false,
+            "stop_after_first": false,
         },
     })
 }
