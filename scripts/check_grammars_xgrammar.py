@@ -105,6 +105,40 @@ class Engine:
         return True, "accepted"
 
 
+def check_translation(engine):
+    """scripts/check_grammars.py translates structural tags to Lark for llguidance; its reading
+    of `at_least_one` and `stop_after_first` must be xgrammar's. Compared here on probe strings
+    under the four flag settings (when llguidance is importable too); returns the differences."""
+    try:
+        import os
+
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import check_grammars as lg
+    except ImportError:
+        return None
+    tags = [
+        {"begin": "<t>", "content": {"type": "json_schema", "json_schema": {"type": "integer"}},
+         "end": "</t>"},
+        {"begin": "<tt>", "content": {"type": "json_schema", "json_schema": {"type": "boolean"}},
+         "end": "</tt>"},
+    ]
+    probes = ["<t>1</t>", "hi <t>1</t>", "<t>1</t> ", "<t>1</t>\n", "<t>1</t><tt>true</tt>",
+              "<t>1</t> tail", "hi", "", "<t>x</t>", "a <tt>true</tt> b <t>2</t>", "\n<t>1</t>"]
+    diffs = []
+    for alo in (False, True):
+        for saf in (False, True):
+            tag = {"type": "structural_tag", "format": {
+                "type": "triggered_tags", "triggers": ["<t"], "tags": tags,
+                "at_least_one": alo, "stop_after_first": saf}}
+            ours, theirs = lg.structural_tag_to_llguidance(tag), engine.compile_structural_tag(tag)
+            for s in probes:
+                a, b = lg.verdict(ours, s)[0], engine.verdict(theirs, s)[0]
+                if a != b:
+                    diffs.append(f"translation at_least_one={alo} stop_after_first={saf} {s!r}: "
+                                 f"llguidance {a}, xgrammar {b}")
+    return diffs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("fixture", nargs="?")
@@ -187,6 +221,12 @@ def main():
                       want=case["accept"]["auto"])
                 n += 1
             summary.append(f"{name} gbnf-lazy: {n} cases")
+    translation = check_translation(engine)
+    if translation is None:
+        summary.append("structural-tag translation for llguidance: not compared (no llguidance)")
+    else:
+        summary.append("structural-tag translation for llguidance: 44 probes compared")
+        failures.extend(translation)
     print("\n".join(summary))
     print(
         f"xgrammar {version()}: "
