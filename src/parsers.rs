@@ -136,6 +136,21 @@ fn dumps(value: &Value, out: &mut String) {
             }
             out.push('}');
         }
+        Value::Number(n) => {
+            // Floats print as Python's `repr` but for the exponent, which Python writes with a
+            // sign and at least two digits (`1e-07`, `1e+20`).
+            let text = n.to_string();
+            match text.split_once('e') {
+                Some((mantissa, exp)) => {
+                    let (sign, digits) = match exp.strip_prefix('-') {
+                        Some(d) => ('-', d),
+                        None => ('+', exp.trim_start_matches('+')),
+                    };
+                    out.push_str(&format!("{mantissa}e{sign}{digits:0>2}"));
+                }
+                None => out.push_str(&text),
+            }
+        }
         other => out.push_str(&other.to_string()),
     }
 }

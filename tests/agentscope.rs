@@ -312,7 +312,7 @@ fn corpus() -> Vec<(&'static str, Value, Texts)> {
     ));
     out.push((
         "json_dict_unicode_hint",
-        json!({"kind": "json_dict", "content_hint": {"回答": "你的回答", "n": 1, "ok": true, "list": [null, 2.5]},
+        json!({"kind": "json_dict", "content_hint": {"回答": "你的回答", "n": 1, "ok": true, "list": [null, 2.5, 1e20, 1e-7, 100.0, -0.0]},
             "required_keys": ["thought", "speak", "finish_discussion", "other"],
             "routing": {"content": ["speak", "missing"], "memory": ["finish_discussion"], "metadata": ["thought", "speak"]}}),
         dict_texts,
