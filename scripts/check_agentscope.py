@@ -195,9 +195,9 @@ def outcome(f):
 
 
 def describe(exc, ok):
-    if exc is None:
-        return f"ok {json.dumps(plain(ok), ensure_ascii=False)}"
-    return f"{type(exc).__name__}: {exc}"
+    text = f"ok {json.dumps(plain(ok), ensure_ascii=False)}" if exc is None else \
+        f"{type(exc).__name__}: {exc}"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
 
 
 def main():
@@ -224,7 +224,8 @@ def main():
                                f"{p['ours']['instruction']!r}")
         for case in p["cases"]:
             text = case["text"]
-            where = f"{p['id']} {text!r}"
+            shown = text if len(text) <= 160 else text[:100] + f"…({len(text)} chars)"
+            where = f"{p['id']} {shown!r}"
             exc, ok = outcome(lambda: parser.parse(ModelResponse(text=text)).parsed)
             n_parses += 1
             agree = same(E, kind, exc, ok, case["ours"], spec)
@@ -255,6 +256,7 @@ def main():
                     judged.append(f"{where}: {case['known']}\n    " + "\n    ".join(rows))
             else:
                 differences.extend(rows)
+    sys.stdout.reconfigure(errors="backslashreplace")
     print(f"agentscope {version()} ({how}): {n_parsers} parsers, {n_instr} instructions, "
           f"{n_parses} parses, {n_routes} routings compared")
     if judged:

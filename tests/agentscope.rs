@@ -252,6 +252,11 @@ fn corpus() -> Vec<(&'static str, Value, Texts)> {
             vec![t("```sql\nSELECT 1;\n```")],
         ),
         (
+            "code_block_cpp",
+            json!({"kind": "code_block", "language": "c++", "content_hint": "code"}),
+            vec![t("```c++\nint x;\n```"), t("```c\nint x;\n```"), t("```c++```c++```")],
+        ),
+        (
             "json_object",
             json!({"kind": "json_object", "content_hint": "{A list of numbers.}"}),
             vec![
@@ -271,6 +276,21 @@ fn corpus() -> Vec<(&'static str, Value, Texts)> {
                 t("```json\n\"text\"\n```"),
                 t("```json\n1.0\n```"),
                 t("```json\n\n```"),
+                t("```json```"),
+                t("```json\n[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]\n```"),
+                t("```json\n\u{feff}[1]\n```"),
+                t("```json\n\"\\u00e9\\ud83d\\ude00\"\n```"),
+                (
+                    "```json\n\"\\ud800\"\n```".into(),
+                    Some("json.loads keeps a lone surrogate in a str; a Rust String cannot hold one, \
+                          so the parse fails with a JSON error"),
+                ),
+                (
+                    format!("```json\n{}{}\n```", "[".repeat(1200), "]".repeat(1200)),
+                    Some("Python's json.loads raises RecursionError (not a JSON error, so \
+                          AgentScope lets it through) past its recursion limit; chatparse's copy \
+                          stops at the same depth with a JSON error"),
+                ),
                 t("```python\n{\"a\": 1}\n```"),
                 t("```json\n{\"a\": 1}\n```\n```json\n{\"b\": 2}\n```"),
                 t(""),
@@ -398,6 +418,18 @@ fn corpus() -> Vec<(&'static str, Value, Texts)> {
             t("[v]x[/v]"),
             t("[é]ü[/é][k]\n[/k]"),
         ],
+    ));
+    out.push((
+        "regex_tagged_empty_matches",
+        json!({"kind": "regex_tagged", "pattern": "(?P<name>x?)(?P<content>)", "format_instruction": "", "required_keys": [""]}),
+        vec![t("axbx"), t(""), t("xx")],
+    ));
+    out.push((
+        "multi_tagged_same_marker",
+        json!({"kind": "multi_tagged", "tags": [
+            {"name": "a", "tag_begin": "|", "content_hint": "A", "tag_end": "|", "parse_json": false},
+            {"name": "b", "tag_begin": "", "content_hint": "B", "tag_end": "", "parse_json": false}]}),
+        vec![t("x|y|z"), t("|"), t("")],
     ));
     out
 }
