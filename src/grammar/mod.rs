@@ -293,9 +293,11 @@ impl GrammarSpec {
         })
     }
 
-    /// xgrammar's structural tag (`{"type": "structural_tag", "format": …}`): the calls as
+    /// xgrammar's structural tag (`{"type": "structural_tag", "format": …}`): under `auto` with
+    /// parallel calls, for formats whose calls each start with the trigger, the calls as
     /// triggered tags over free text, each tag's content the arguments' JSON schema (or, for
-    /// formats whose arguments are not JSON, a grammar).
+    /// formats whose arguments are not JSON, a grammar); otherwise the whole-output GBNF as a
+    /// `grammar` format (see `structural_tag.rs` for why not `at_least_one`/`stop_after_first`).
     pub fn structural_tag(&self) -> Value {
         structural_tag::emit(self)
     }
