@@ -4,7 +4,8 @@
 Seeds: every conformance case of a shipped schema (tests/conformance/expected), as
 `[selector, seed, output]` with the selector of its name (the shipped names in sorted order, as
 src/lib.rs decodes them) and a few chunking seeds; for spec_load_parse, every shipped schema and
-response template followed by a NUL and outputs of that family. The dictionary holds every marker
+response template followed by a NUL and outputs of that family; for derive_template, every stored
+chat template; for grammar_tools, the render corpus' tools for every family. The dictionary holds every marker
 of the stream profiles (schemas/streaming) plus JSON and tag punctuation, so that mutations splice
 real delimiters. Run from anywhere; idempotent.
 """
@@ -55,6 +56,21 @@ def main():
     for name, path in specs:
         for data in outputs.get(name, [b""])[:8]:
             write("spec_load_parse", bytes([3]) + path.read_bytes() + b"\0" + data)
+
+    # derive_template: every stored template source (tests/render/expected.json embeds them) and
+    # the derivation tests' templates, each followed by a NUL and a rendered-looking output.
+    render = json.loads((ROOT / "tests/render/expected.json").read_text())
+    sources = [t["source"] for t in render["templates"]]
+    sources += [p.read_text() for p in (ROOT / "tests/derive").glob("*.jinja")]
+    for source in sources:
+        for data in (b"", b"<think>hm</think>Hi.", b'<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>'):
+            write("derive_template", bytes([1]) + source.encode() + b"\0" + data)
+    # grammar_tools: the render corpus' tool list, and small variants, for every family.
+    tools = json.dumps(render["tools"]).encode()
+    for selector in range(len(NAMES)):
+        for choice in (0, 1, 2, 3, 4):
+            write("grammar_tools", bytes([selector, choice]) + tools)
+    write("grammar_tools", bytes([0, 0]) + b'[{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]')
 
     tokens = set()
     for path in (ROOT / "schemas/streaming").glob("*.json"):

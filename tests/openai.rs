@@ -18,6 +18,10 @@ use support::{load_suites, preview, repo_root, same_value, Expect};
 /// parameters (qwen3_coder, qwen3_5, glm4_5, minimax_m2, seed_oss, deepseek_v3_2's DSML) and
 /// Gemma 4's dialect (bare keys, `<|"|>` strings), pythonic calls (lfm2). Their `arguments` are
 /// compact JSON.
+/// Families whose calls are `{"name": …, "arguments": …}` objects in tags, whose start and
+/// arguments stream before the call closes.
+const JSON_OBJECT_CALLS: &[&str] = &["hermes", "qwen3", "smollm3", "ernie4_5"];
+
 const NON_JSON_ARGUMENTS: &[&str] = &[
     "lfm2",
     "qwen3_coder",
@@ -104,6 +108,7 @@ fn check_message(
     reference: &Reference,
     message: &Value,
     typed: bool,
+    from_spec: bool,
 ) {
     let at = format!("{family}/{case}");
     let keys: Vec<&str> = message
@@ -174,7 +179,17 @@ fn check_message(
             .then(|| written_ids(family, raw).get(i).cloned())
             .flatten()
             .flatten();
-        match id_ref.clone().or(written) {
+        // Hermes-style calls (`{"name": …, "arguments": …}` in `<tool_call>`, as the Hermes, Qwen3,
+        // SmolLM3 and ERNIE templates write them) carry no id in their format: an `id` key the
+        // model adds is not the format's, and it comes after the arguments, too late for a call
+        // whose start streams before it closes. Their ids are the policy's.
+        // (`to_message` has no spec, so it cannot know the format: it keeps such an id.)
+        let id_ref = if JSON_OBJECT_CALLS.contains(&family) && from_spec {
+            None
+        } else {
+            id_ref.clone()
+        };
+        match id_ref.or(written) {
             Some(own) => assert_eq!(id, own, "{at}: the model's own id is kept"),
             None => assert_eq!(id, format!("call_{i}"), "{at}: the policy's id"),
         }
@@ -236,6 +251,7 @@ fn every_shipped_schema_corpus_case_converts() {
                 &case.input,
                 &reference(value),
                 &message,
+                false,
                 false,
             );
 
@@ -721,6 +737,7 @@ fn streamed_deltas_rebuild_the_message_for_every_chunking() {
                 &reference(expected),
                 &one_shot,
                 case.tools.is_some(),
+                true,
             );
             let text = case.input.as_str();
             let b = boundaries(text);

@@ -91,3 +91,18 @@ fn renders_as_transformers_does() {
     );
     assert!(checked >= 290, "only {checked} renderings checked");
 }
+
+/// A template is input: one whose loops would run for hours fails with a render error instead
+/// (issue 21: no entry point runs unbounded). 10^10 iterations, refused after the fuel runs out.
+#[test]
+fn a_runaway_template_is_an_error_not_a_hang() {
+    let source =
+        "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}";
+    let template = ChatTemplate::new(source).unwrap();
+    let result = template.apply(&[], None, false, &Map::new());
+    let error = result.expect_err("runs out of fuel");
+    assert!(
+        error.to_string().contains("fuel"),
+        "the error says why: {error}"
+    );
+}

@@ -140,6 +140,11 @@ pub enum ParseErrorKind {
     /// [`ToolChecks`](crate::openai::ToolChecks)): a name not among the tools offered, or a
     /// second call when parallel calls are off.
     ToolCallNotAllowed(String),
+    /// The OpenAI adapter sent a tool call's start (and arguments) while the call was being
+    /// written, and the call that closed differs from it: the call object wrote its `name`,
+    /// `arguments` or `id` again after its arguments. The stream fails rather than contradict
+    /// what it sent (see [`DeltaStream`](crate::openai::DeltaStream)).
+    StreamedCallChanged(String),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -190,6 +195,9 @@ impl fmt::Display for ParseErrorKind {
                  (the reference parser loops forever)",
             ),
             Self::ToolCallNotAllowed(why) => write!(f, "tool call not allowed: {why}"),
+            Self::StreamedCallChanged(why) => {
+                write!(f, "a streamed tool call changed after it was sent: {why}")
+            }
         }
     }
 }

@@ -73,8 +73,15 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 /// What `strftime_now` reads: the clock, or a fixed moment (reproducible renderings).
 pub(crate) type Clock = Option<DateTime>;
 
+/// The most template instructions one rendering may run. Why a bound: a template is input too
+/// (`chatparse render`, `derive`, the macro's `chat_template`), and nested loops over
+/// `range(100000)` would otherwise run for hours. The 34 real templates render a conversation in
+/// well under 1% of it; running out is a render error (`fuel exhausted`).
+pub(crate) const RENDER_FUEL: u64 = 20_000_000;
+
 pub(crate) fn environment(clock: Clock) -> Environment<'static> {
     let mut env = Environment::new();
+    env.set_fuel(Some(RENDER_FUEL));
     env.set_syntax(
         SyntaxConfig::builder()
             .trim_blocks(true)

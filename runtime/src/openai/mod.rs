@@ -51,6 +51,7 @@
 //! ```
 
 mod ids;
+mod sketch;
 mod stream;
 
 use crate::value::{Map, Value};

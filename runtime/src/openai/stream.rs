@@ -3,6 +3,7 @@
 use crate::json;
 use crate::value::{Map, Value};
 
+use super::sketch::{CallShape, Sketch};
 use super::{
     arguments_and_id, assemble, call_json, calls_of, field_kind, message_parts, FieldKind,
     IdPolicy, OpenAiError, Options, RejectedCall, ToolChecks,
@@ -41,6 +42,23 @@ struct Region {
     /// Opened by the prompt prefix: its text is held in `muted` until the output starts, then
     /// sent if the region is still open (a prefilled `<think>`), dropped if the prompt closed it.
     muted: Option<String>,
+    /// A tool-call region: the call read while it is written (see [`Sketch`]), and the call
+    /// whose start was sent before it closed.
+    sketch: Option<Sketch>,
+    open_call: Option<OpenCall>,
+}
+
+/// A call whose start (and maybe part of its arguments) was sent while it was being written.
+#[derive(Debug)]
+struct OpenCall {
+    index: usize,
+    id: String,
+    /// Whether `id` is the model's own (from the call's header).
+    model_id: bool,
+    name: String,
+    /// The arguments sent: `raw[start..start + sent]` of the region.
+    start: usize,
+    sent: usize,
 }
 
 impl Region {
@@ -130,6 +148,8 @@ struct State {
     checks: ToolChecks,
     rejected: Vec<RejectedCall>,
     refused: Option<ParseError>,
+    /// How the spec writes its calls, when they can be read before they close.
+    shape: Option<CallShape>,
 }
 
 /// OpenAI `choices[0]` chunk objects from a [`MessageStream`]: `{"index": 0, "delta": {…},
@@ -211,6 +231,7 @@ impl<'s> DeltaStream<'s> {
                 checks: ToolChecks::default(),
                 rejected: Vec::new(),
                 refused: None,
+                shape: None,
             },
         }
     }
@@ -226,6 +247,7 @@ impl<'s> DeltaStream<'s> {
     ) -> Result<Self, OpenAiError> {
         let stream = spec.stream(prefix, tools)?;
         let mut this = DeltaStream::new(stream, options, ids);
+        this.state.shape = spec.schema().and_then(CallShape::of);
         if let Some(template) = spec.template() {
             this.state.modes = template
                 .fields
@@ -409,10 +431,17 @@ impl State {
 
     fn open(&mut self, field: &str) {
         let muted = self.in_prompt.then(String::new);
+        let kind = field_kind(field);
+        let sketch = match (&self.shape, kind) {
+            (Some(shape), FieldKind::ToolCalls) => Some(Sketch::new(shape)),
+            _ => None,
+        };
         self.regions.push(Region {
             muted,
+            sketch,
+            open_call: None,
             field: field.to_owned(),
-            kind: field_kind(field),
+            kind,
             mode: self.mode_of(field),
             raw: String::new(),
             sent: String::new(),
@@ -445,6 +474,9 @@ impl State {
                 if !is_text {
                     // A call's raw text: where its arguments are found as the model wrote them.
                     region.raw.push_str(&text);
+                    if region.kind == FieldKind::ToolCalls && region.muted.is_none() {
+                        self.read_open_call(&mut region, sink);
+                    }
                 } else if !dirty {
                     match region.mode {
                         TextMode::Kept => region.send(&text, self, sink),
@@ -493,20 +525,154 @@ impl State {
                     }
                     FieldKind::ToolCalls => {
                         let mut cursor = 0;
-                        for call in calls_of(&value) {
+                        let mut calls = calls_of(&value).into_iter();
+                        if let Some(open) = region.open_call {
+                            self.close_open_call(
+                                open,
+                                calls.next(),
+                                &region.raw,
+                                &mut cursor,
+                                sink,
+                            );
+                        }
+                        for call in calls {
                             let (arguments, raw_id) = arguments_and_id(
                                 &call.arguments,
                                 Some(&region.raw),
                                 &mut cursor,
                                 self.options.normalize_arguments,
                             );
-                            self.send_call(call.id.or(raw_id), call.name, arguments, sink);
+                            let id = self.own_id(call.id.or(raw_id));
+                            self.send_call(id, call.name, arguments, sink);
                         }
                     }
                     FieldKind::Other => {}
                 }
             }
         }
+    }
+
+    /// The model's id of a call, as the OpenAI id. Calls written as `{"name": …, "arguments":
+    /// …}` objects (Hermes, Qwen) carry no id in their format, and an `id` key the model adds
+    /// after the arguments comes too late for a call whose start was already sent: their ids
+    /// always come from the id policy, for every chunking.
+    fn own_id(&self, id: Option<String>) -> Option<String> {
+        match &self.shape {
+            Some(shape) if shape.is_json_object() => None,
+            _ => id,
+        }
+    }
+
+    /// Reads the open call of a tool-call region: sends its start once its name is complete
+    /// (unless a [`ToolChecks`] rule refuses the name: such a call is dealt with when it closes),
+    /// then its arguments' text as it arrives.
+    fn read_open_call(&mut self, region: &mut Region, sink: &mut Sink<'_>) {
+        let (Some(shape), Some(sketch)) = (&self.shape, &mut region.sketch) else {
+            return;
+        };
+        if self.refused.is_some() {
+            return;
+        }
+        let Some(known) = sketch.read(shape, &region.raw) else {
+            return;
+        };
+        let open = match &mut region.open_call {
+            Some(open) => open,
+            None => {
+                let index = self.calls.len();
+                if self.checks.violation(known.name, index).is_some() {
+                    region.sketch = None;
+                    return;
+                }
+                let id = match known.id {
+                    Some(id) => id.to_owned(),
+                    None => self.ids.next_id(known.name, index),
+                };
+                sink(Delta::CallStart {
+                    index,
+                    id: &id,
+                    name: known.name,
+                });
+                region.open_call.insert(OpenCall {
+                    index,
+                    id,
+                    model_id: known.id.is_some(),
+                    name: known.name.to_owned(),
+                    start: known.start,
+                    sent: 0,
+                })
+            }
+        };
+        if !self.options.normalize_arguments && known.arguments.len() > open.sent {
+            sink(Delta::CallArguments {
+                index: open.index,
+                arguments: &known.arguments[open.sent..],
+            });
+            open.sent = known.arguments.len();
+        }
+    }
+
+    /// The call whose start was sent, now closed as `call`: sends the rest of its arguments.
+    /// The closed call must be the one whose start was sent (see [`Sketch`]); if it is not (the
+    /// call object wrote its name, arguments or id again after its arguments), the stream fails
+    /// rather than contradict what it sent.
+    fn close_open_call(
+        &mut self,
+        open: OpenCall,
+        call: Option<super::CallParts>,
+        raw: &str,
+        cursor: &mut usize,
+        sink: &mut Sink<'_>,
+    ) {
+        let sent = raw.get(open.start..open.start + open.sent).unwrap_or("");
+        let changed = |what: &str| {
+            ParseError::new(
+                "",
+                ParseErrorKind::StreamedCallChanged(format!(
+                    "tool call {} ({:?}): {what}",
+                    open.index, open.name
+                )),
+            )
+        };
+        let Some(call) = call else {
+            self.refused = Some(changed("the closed region holds no call"));
+            return;
+        };
+        let (arguments, raw_id) = arguments_and_id(
+            &call.arguments,
+            Some(raw),
+            cursor,
+            self.options.normalize_arguments,
+        );
+        let id = self.own_id(call.id.or(raw_id));
+        let same_id = match &id {
+            Some(id) => open.model_id && *id == open.id,
+            None => !open.model_id,
+        };
+        let problem = if call.name != open.name {
+            Some("its name changed after it was sent")
+        } else if !same_id {
+            Some("its id changed after it was sent")
+        } else if !arguments.starts_with(sent) {
+            Some("its arguments changed after they were sent")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            self.refused = Some(changed(problem));
+            return;
+        }
+        if arguments.len() > sent.len() {
+            sink(Delta::CallArguments {
+                index: open.index,
+                arguments: &arguments[sent.len()..],
+            });
+        }
+        self.calls.push(SentCall {
+            id: open.id,
+            name: open.name,
+            arguments,
+        });
     }
 
     fn send_text(&mut self, kind: FieldKind, text: &str, sink: &mut Sink<'_>) {
@@ -574,6 +740,15 @@ impl State {
     /// The final message: sends what the final message has beyond the deltas so far (text a
     /// region close or a `join` added, calls that had no region) and builds the OpenAI message.
     fn reconcile(&mut self, message: &Value, sink: &mut Sink<'_>) -> Value {
+        if let Some(open) = self.regions.iter().find_map(|r| r.open_call.as_ref()) {
+            self.refused.get_or_insert(ParseError::new(
+                "",
+                ParseErrorKind::StreamedCallChanged(format!(
+                    "tool call {} ({:?}): the final message does not have it",
+                    open.index, open.name
+                )),
+            ));
+        }
         let parts = message_parts(message);
         if let Some(content) = &parts.content {
             if let Some(rest) = content.strip_prefix(self.content.as_str()) {
@@ -600,12 +775,8 @@ impl State {
                 &mut cursor,
                 self.options.normalize_arguments,
             );
-            self.send_call(
-                call.id.clone().or(raw_id),
-                call.name.clone(),
-                arguments,
-                sink,
-            );
+            let id = self.own_id(call.id.clone().or(raw_id));
+            self.send_call(id, call.name.clone(), arguments, sink);
         }
         let calls = self
             .calls

@@ -120,6 +120,10 @@ pub struct ProfiledStreamParser<'p> {
     /// The opener of the call being read, and where its closer is searched from.
     call_open: Option<usize>,
     closer_from: usize,
+    /// Where the raw text sent of the call being read ends, once its region has opened (strict
+    /// streams send a call's text as it arrives, so adapters can read its name and arguments
+    /// before it closes).
+    call_sent_to: Option<usize>,
     /// `buffer[.0..end]` is known to be whitespace up to `.1` (see `first_text`).
     spaces: (usize, usize),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
@@ -152,6 +156,7 @@ impl<'p> ProfiledStreamParser<'p> {
             calls_end: 0,
             call_open: None,
             closer_from: 0,
+            call_sent_to: None,
             spaces: (usize::MAX, 0),
             lenient: false,
             pending: Pending::default(),
@@ -248,7 +253,7 @@ impl<'p> ProfiledStreamParser<'p> {
                         value: value.clone(),
                     });
                 }
-                None if !self.calls_sent.is_empty()
+                None if (!self.calls_sent.is_empty() || self.call_sent_to.is_some())
                     && self.calls.as_ref().is_some_and(|c| c.field == key) =>
                 {
                     let items = value.as_array().map_or(&[][..], Vec::as_slice);
@@ -262,8 +267,12 @@ impl<'p> ProfiledStreamParser<'p> {
                         self.calls_sent
                     );
                     let rest = items.get(self.calls_sent.len()..).unwrap_or_default();
-                    if !rest.is_empty() {
-                        events.push(Event::RegionOpen { field: name });
+                    // A call whose region opened while it was read continues in that region.
+                    let open = self.call_sent_to.is_some();
+                    if !rest.is_empty() || open {
+                        if !open {
+                            events.push(Event::RegionOpen { field: name });
+                        }
                         let unstreamed = span(&self.buffer, self.streamed_end(), self.buffer.len());
                         events.push(Event::RegionChunk {
                             field: name,
@@ -303,7 +312,7 @@ impl<'p> ProfiledStreamParser<'p> {
         self.fields
             .iter()
             .map(|f| f.end)
-            .chain([self.calls_end])
+            .chain([self.calls_end, self.call_sent_to.unwrap_or(0)])
             .max()
             .unwrap_or(0)
     }
@@ -569,6 +578,9 @@ impl<'p> ProfiledStreamParser<'p> {
             let Some((close_at, close_len)) = scan.find_closer(bytes, self.closer_from) else {
                 let body = open_at + scan.shape.opener.len();
                 self.closer_from = limit.saturating_sub(scan.longest_closer).max(body);
+                if !self.lenient {
+                    self.send_open_call(open_at, limit);
+                }
                 break false;
             };
             let body = if scan.shape.capture_from_opener {
@@ -593,12 +605,20 @@ impl<'p> ProfiledStreamParser<'p> {
                 // A call that does not parse: the final parse says what becomes of it.
                 break true;
             };
-            self.pending.events.push(RawEvent::Open { field: CALLS });
-            self.pending.events.push(RawEvent::Chunk {
-                field: CALLS,
-                start: open_at,
-                end,
-            });
+            let start = match self.call_sent_to.take() {
+                Some(sent) => sent,
+                None => {
+                    self.pending.events.push(RawEvent::Open { field: CALLS });
+                    open_at
+                }
+            };
+            if end > start {
+                self.pending.events.push(RawEvent::Chunk {
+                    field: CALLS,
+                    start,
+                    end,
+                });
+            }
             self.pending.events.push(RawEvent::Close {
                 field: CALLS,
                 value: value.clone(),
@@ -614,6 +634,33 @@ impl<'p> ProfiledStreamParser<'p> {
         } else {
             Phase::Calls { next }
         };
+    }
+
+    /// Sends the raw text of the open call that has arrived, `open_at..limit`, opening its region
+    /// first. Why only in strict streams: a call that then fails to parse fails the whole
+    /// message, so nothing sent of it can end up contradicting the final message; a lenient
+    /// stream sets such a call aside, so it sends each call only once it has closed and parsed.
+    fn send_open_call(&mut self, open_at: usize, limit: usize) {
+        let start = match self.call_sent_to {
+            Some(sent) => sent,
+            None => {
+                self.pending.events.push(RawEvent::Open { field: CALLS });
+                open_at
+            }
+        };
+        let end = if self.buffer.is_char_boundary(limit) {
+            limit.max(start)
+        } else {
+            start
+        };
+        if end > start {
+            self.pending.events.push(RawEvent::Chunk {
+                field: CALLS,
+                start,
+                end,
+            });
+        }
+        self.call_sent_to = Some(end);
     }
 
     /// Content's start: its optional opener, and the starts that make it ambiguous.

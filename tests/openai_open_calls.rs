@@ -1,0 +1,211 @@
+//! Issue 16: a tool call's start and its arguments stream while the model is still writing the
+//! call, not only once it closes — for the families whose calls are a JSON object in tags
+//! (`{"name": …, "arguments": …}`) or a header naming the function followed by JSON arguments.
+//!
+//! The expectations come from the output itself: the arguments' text is the model's JSON text
+//! (found in the conformance input), and everything of it that has arrived must have been sent,
+//! save a possible partial marker at the very end (at most the longest marker's length).
+
+mod support;
+
+use chatparse::runtime::openai::{self, CounterIds, Delta, DeltaStream, Options};
+use chatparse::runtime::Spec;
+use chatparse::value::Value;
+use support::load_suites;
+
+/// The families whose calls stream while open, and the ones that do not (their calls arrive
+/// whole when they close).
+const OPEN_CALL_FAMILIES: &[&str] = &[
+    "hermes",
+    "qwen3",
+    "smollm3",
+    "ernie4_5",
+    "kimi_k2",
+    "functionary_v3_1",
+    "deepseek_v3_1",
+    "deepseek_r1",
+];
+
+/// Longer than any marker a stream may hold back at the end of its buffer.
+const HELD_AT_MOST: usize = 40;
+
+#[derive(Default, Debug)]
+struct Seen {
+    start: Option<(String, String)>,
+    arguments: String,
+}
+
+fn feed_prefix(spec: &Spec, prompt: Option<&str>, prefix: &str) -> Seen {
+    let mut stream = DeltaStream::from_spec(
+        spec,
+        prompt,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    let mut seen = Seen::default();
+    stream
+        .feed_with(prefix, &mut |delta| match delta {
+            Delta::CallStart { index: 0, id, name } => {
+                assert!(seen.start.is_none(), "the start is sent once");
+                seen.start = Some((id.to_owned(), name.to_owned()));
+            }
+            Delta::CallArguments {
+                index: 0,
+                arguments,
+            } => {
+                assert!(seen.start.is_some(), "arguments before the start");
+                seen.arguments.push_str(arguments);
+            }
+            _ => {}
+        })
+        .unwrap();
+    seen
+}
+
+#[test]
+fn calls_stream_before_they_close() {
+    let mut covered = Vec::new();
+    let mut checked = 0;
+    for suite in load_suites() {
+        let Some(family) = suite
+            .schema
+            .as_str()
+            .and_then(|p| p.strip_prefix("schemas/"))
+            .and_then(|p| p.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        if !OPEN_CALL_FAMILIES.contains(&family) {
+            continue;
+        }
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        // DeepSeek V3.1 streams its calls after reasoning that its template's thinking prompt
+        // opened (`<｜Assistant｜><think>`): a start without reasoning stays undecided to the end
+        // (a later `</think>` would make it reasoning).
+        let v3_1 = family == "deepseek_v3_1";
+        let prompt = v3_1.then_some("<｜Assistant｜><think>");
+        for case in &suite.cases {
+            let with_reasoning = format!("Checking the time.</think>{}", case.input);
+            let input = if v3_1 {
+                &with_reasoning
+            } else {
+                case.input.as_str()
+            };
+            let Ok(message) = openai::parse(
+                &spec,
+                input,
+                prompt,
+                None,
+                Options::default(),
+                Box::new(CounterIds::default()),
+            ) else {
+                continue;
+            };
+            let Some(Value::Array(calls)) = message.get("tool_calls") else {
+                continue;
+            };
+            let first = &calls[0]["function"];
+            let name = first["name"].as_str().unwrap();
+            let arguments = first["arguments"].as_str().unwrap();
+            // Only calls whose JSON arguments the model wrote as one object, once.
+            if arguments.len() < 2 || input.matches(arguments).count() != 1 {
+                continue;
+            }
+            // An output the stream holds to its end (deepseek_r1's untagged start is reasoning
+            // or content only once `</think>` shows) sends no call before the end at all.
+            let last = input.char_indices().last().map_or(0, |(i, _)| i);
+            if feed_prefix(&spec, prompt, &input[..last]).start.is_none() {
+                continue;
+            }
+            let at = input.find(arguments).unwrap();
+            // The start needs the name: a call that writes its arguments first (`{"arguments":
+            // …, "name": …}`) starts when it closes.
+            let written_name = if ["hermes", "qwen3", "smollm3", "ernie4_5"].contains(&family) {
+                format!("\"name\": \"{name}\"")
+            } else {
+                name.to_owned()
+            };
+            if !input[..at].contains(&written_name) {
+                continue;
+            }
+            let end = at + arguments.len();
+            for cut in [at + 1, at + arguments.len() / 2, end] {
+                if !input.is_char_boundary(cut) {
+                    continue;
+                }
+                let seen = feed_prefix(&spec, prompt, &input[..cut]);
+                let what = format!("{family}/{}: cut at {cut} of {input:?}", case.name);
+                let Some((_, sent_name)) = &seen.start else {
+                    panic!("{what}: the call's start was not sent before it closed");
+                };
+                assert_eq!(sent_name, name, "{what}");
+                assert!(
+                    arguments.starts_with(&seen.arguments),
+                    "{what}: sent {:?}, not a prefix of {arguments:?}",
+                    seen.arguments
+                );
+                assert!(
+                    seen.arguments.len() + HELD_AT_MOST >= cut - at,
+                    "{what}: only {:?} of the arguments sent",
+                    seen.arguments
+                );
+                checked += 1;
+            }
+            if !covered.iter().any(|c| c == family) {
+                covered.push(family.to_owned());
+            }
+        }
+    }
+    covered.sort_unstable();
+    let mut expected: Vec<String> = OPEN_CALL_FAMILIES.iter().map(|f| f.to_string()).collect();
+    expected.sort_unstable();
+    assert_eq!(covered, expected, "every family has a case with a call");
+    assert!(checked > 50, "{checked} cuts checked");
+}
+
+/// Everything before the arguments' last character is sent before the closer arrives, in
+/// one-byte feeds too (no fragment waits for the call to close).
+#[test]
+fn arguments_arrive_byte_by_byte() {
+    let input = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\", \
+                 \"days\": [1, 2]}}\n</tool_call>";
+    let spec = chatparse::shipped::spec("hermes").unwrap().unwrap();
+    let mut stream = DeltaStream::from_spec(
+        &spec,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    let mut arguments = String::new();
+    let mut fragments = 0;
+    let closer = input.find("\n</tool_call>").unwrap();
+    let mut fed = 0;
+    for (i, c) in input.char_indices() {
+        let mut buf = [0; 4];
+        stream
+            .feed_with(c.encode_utf8(&mut buf), &mut |delta| {
+                if let Delta::CallArguments { arguments: a, .. } = delta {
+                    arguments.push_str(a);
+                    fragments += 1;
+                }
+            })
+            .unwrap();
+        fed = i + c.len_utf8();
+        if fed == closer {
+            break;
+        }
+    }
+    assert_eq!(fed, closer);
+    assert_eq!(arguments, "{\"city\": \"Zürich\", \"days\": [1, 2]}");
+    assert!(fragments > 10, "{fragments} fragments");
+    stream.feed_with(&input[fed..], &mut |_| {}).unwrap();
+    let (_, message) = stream.finish().unwrap();
+    assert_eq!(
+        message["tool_calls"][0]["function"]["arguments"],
+        "{\"city\": \"Zürich\", \"days\": [1, 2]}"
+    );
+}
