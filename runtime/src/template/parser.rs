@@ -1,4 +1,6 @@
-//! The incremental state machine: `ResponseParser` of the reference, decision for decision.
+//! The incremental state machine: `ResponseParser` of the reference, decision for decision,
+//! except that a complete delimiter match is not committed while a partial match of the same
+//! delimiter starts at or before it (the reference's result then depends on the chunking).
 
 use std::borrow::Cow;
 
@@ -423,9 +425,17 @@ impl<'t> StreamParser<'t> {
                 }
                 Search::Full(m) => m,
             };
-            if !eos && self.can_grow(kind, field, &m) {
-                hold_start = hold_start.min(m.start);
-                continue;
+            if !eos {
+                // Final only when more text can change neither this match (`can_grow`) nor
+                // where the leftmost match starts: a partial match at or before its start (a
+                // longer alternative that contains it, e.g. `<|im_end|>` around `im_end`) may
+                // still complete, and the one-shot parse would take that one.
+                let grows = self.can_grow(kind, field, &m).then_some(m.start);
+                let earlier = self.partial_start(kind, field).filter(|&p| p <= m.start);
+                if let Some(hold) = grows.into_iter().chain(earlier).min() {
+                    hold_start = hold_start.min(hold);
+                    continue;
+                }
             }
             let better = match &best {
                 None => true,
@@ -483,6 +493,16 @@ impl<'t> StreamParser<'t> {
             });
         }
         result
+    }
+
+    /// Where a match of this delimiter could still begin (from the scan position) once more
+    /// text arrives; see [`super::Delim::partial_start`].
+    fn partial_start(&self, kind: Kind, field: usize) -> Option<usize> {
+        let delim = self.template.fields.get(field).and_then(|f| match kind {
+            Kind::Open => f.open.as_ref(),
+            Kind::Close => f.close.as_ref(),
+        })?;
+        delim.partial_start(&self.buffer, self.pos)
     }
 
     /// `_can_grow`: a complete match at the buffer's edge that more input could still change.
