@@ -34,6 +34,14 @@ enum Kind {
     Close = 1,
 }
 
+/// A partial-match start remembered within one pass over an unchanged buffer.
+#[derive(Debug, Clone, Copy)]
+struct CachedPartial {
+    from: usize,
+    len: usize,
+    start: Option<usize>,
+}
+
 /// A delimiter search remembered within one pass over an unchanged buffer.
 #[derive(Debug, Clone)]
 struct Cached {
@@ -92,6 +100,7 @@ pub struct StreamParser<'t> {
     opened: bool,
     initial: Vec<RawEvent>,
     cache: Vec<Option<Cached>>,
+    partial_cache: Vec<Option<CachedPartial>>,
     /// The raw events of the current `feed` (the allocation is reused), and whether a call
     /// failed.
     pending: Pending,
@@ -134,6 +143,7 @@ impl<'t> StreamParser<'t> {
             opened: false,
             initial: Vec::new(),
             cache: vec![None; template.fields.len() * 2],
+            partial_cache: vec![None; template.fields.len() * 2],
             pending: Pending::default(),
             dfa_caches: Vec::new(),
         };
@@ -496,13 +506,30 @@ impl<'t> StreamParser<'t> {
     }
 
     /// Where a match of this delimiter could still begin (from the scan position) once more
-    /// text arrives; see [`super::Delim::partial_start`].
-    fn partial_start(&self, kind: Kind, field: usize) -> Option<usize> {
+    /// text arrives; see [`super::Delim::partial_start`]. Remembered while the buffer is
+    /// unchanged: a later scan position has the same answer unless it passed it, so a feed
+    /// that commits many matches pays for one search per delimiter, not one per match.
+    fn partial_start(&mut self, kind: Kind, field: usize) -> Option<usize> {
+        let slot = field * 2 + kind as usize;
+        let (pos, len) = (self.pos, self.buffer.len());
+        if let Some(Some(c)) = self.partial_cache.get(slot) {
+            if c.len == len && c.from <= pos && c.start.is_none_or(|p| p >= pos) {
+                return c.start;
+            }
+        }
         let delim = self.template.fields.get(field).and_then(|f| match kind {
             Kind::Open => f.open.as_ref(),
             Kind::Close => f.close.as_ref(),
         })?;
-        delim.partial_start(&self.buffer, self.pos)
+        let start = delim.partial_start(&self.buffer, pos);
+        if let Some(slot) = self.partial_cache.get_mut(slot) {
+            *slot = Some(CachedPartial {
+                from: pos,
+                len,
+                start,
+            });
+        }
+        start
     }
 
     /// `_can_grow`: a complete match at the buffer's edge that more input could still change.
