@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use crate::value::{Map, Number, Value};
 use serde::ser::{Serialize, Serializer};
 
+/// Generated `parse` functions set the output bound for their input.
+pub use crate::budget::OutputBudget;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::jmespath::compiled::CompiledFn;
 use crate::jmespath::{Expression, JmesError};
@@ -199,6 +201,7 @@ pub fn iterate<'t>(
     let mut items = Vec::new();
     for caps in regex.find_iter(text) {
         let caps = caps.map_err(|e| ParseError::regex(pointer, e))?;
+        crate::budget::charge_match(caps.get(0).map_or(0, str::len), pointer)?;
         items.push(match_content(regex, &caps));
     }
     Ok((!items.is_empty()).then_some(Content::List(items)))

@@ -14,7 +14,12 @@ use crate::support::{self, Content, ObjectInput};
 
 impl Schema {
     /// Parse one complete model output into a message, exactly as the reference parser would.
+    ///
+    /// What `x-regex-iterator` stages produce is bounded relative to `text` (see
+    /// [`crate::budget`]); beyond it the parse fails with
+    /// [`ParseErrorKind::OutputTooLarge`](crate::ParseErrorKind::OutputTooLarge).
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        let _bound = crate::budget::OutputBudget::enter(text.len());
         parse_node(self.root(), Content::borrowed(text), &mut Walk::strict())
     }
 
@@ -40,6 +45,7 @@ impl Schema {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn parse_lenient(&self, text: &str) -> Lenient {
+        let _bound = crate::budget::OutputBudget::enter(text.len());
         let mut malformed = Vec::new();
         let mut walk = Walk {
             malformed: Some(&mut malformed),
@@ -209,6 +215,9 @@ pub(crate) fn parse_node(
     content: Content<'_>,
     walk: &mut Walk<'_>,
 ) -> Result<Value, ParseError> {
+    // The output bound for callers that parse a region directly (the streams); a no-op under
+    // the bound of a parse already running.
+    let _bound = text_bound(&content);
     let catch = std::mem::take(&mut walk.catch_here);
     if let Some(constant) = &node.constant {
         return Ok(constant.clone());
@@ -278,11 +287,20 @@ fn regex_stages<'t>(node: &Node, text: &'t str) -> Result<Option<Content<'t>>, P
     Ok(Some(content))
 }
 
+/// The default output bound for a text input (see [`crate::budget`]).
+fn text_bound(content: &Content<'_>) -> Option<crate::budget::OutputBudget> {
+    match content {
+        Content::Str(text) => Some(crate::budget::OutputBudget::enter(text.len())),
+        _ => None,
+    }
+}
+
 pub(crate) fn after_regex(
     node: &Node,
     content: Content<'_>,
     walk: &mut Walk<'_>,
 ) -> Result<Value, ParseError> {
+    let _bound = text_bound(&content);
     let content = match &node.parser {
         Some(parser) => support::parse_json(
             content,
