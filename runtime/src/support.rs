@@ -247,6 +247,15 @@ impl Transform<'_> {
             Transform::Compiled(f) => f(value),
         }
     }
+
+    /// [`Transform::apply`] on a value that is not needed afterwards: the interpreter moves it
+    /// into the result where it can ([`Expression::search_owned`]).
+    pub fn apply_owned(self, value: Value) -> Result<Value, JmesError> {
+        match self {
+            Transform::Interpreted(expression) => expression.search_owned(value),
+            Transform::Compiled(f) => f(&value),
+        }
+    }
 }
 
 /// `x-parser` with its `x-parser-args`: Python's `json.loads` (after Gemma 4's conversion for
@@ -280,7 +289,7 @@ pub fn parse_json<'a>(
         Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
     };
     if let Some((transform, transform_pointer)) = transform {
-        value = transform.apply(&value).map_err(|e| {
+        value = transform.apply_owned(value).map_err(|e| {
             ParseError::new(transform_pointer, ParseErrorKind::Transform(e.message))
         })?;
     }

@@ -187,6 +187,37 @@ impl Map {
         self.inner.get_index(index)
     }
 
+    /// The position of `key`.
+    pub(crate) fn index_of(&self, key: &str) -> Option<usize> {
+        self.inner.get_index_of(key)
+    }
+
+    /// Moves the entry at `from` to `to`, shifting the ones between.
+    pub(crate) fn move_index(&mut self, from: usize, to: usize) {
+        self.inner.move_index(from, to);
+    }
+
+    /// The value at `index`.
+    pub(crate) fn value_at_mut(&mut self, index: usize) -> Option<&mut Value> {
+        self.inner.get_index_mut(index).map(|(_, v)| v)
+    }
+
+    /// Removes the entry at `index`, keeping the order of the rest.
+    pub(crate) fn shift_remove_index(&mut self, index: usize) {
+        self.inner.shift_remove_index(index);
+    }
+
+    /// Keeps the first `len` entries.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.inner.truncate(len);
+    }
+
+    /// Inserts a key that is not in the map at position `index`.
+    pub(crate) fn insert_new_at(&mut self, index: usize, key: String, value: Value) {
+        let (at, _) = self.inner.insert_full(key, value);
+        self.inner.move_index(at, index);
+    }
+
     /// Takes the values out (for the iterative drop).
     pub(super) fn drain_values_into(&mut self, out: &mut Vec<Value>) {
         out.extend(self.inner.drain(..).map(|(_, v)| v));
