@@ -286,10 +286,7 @@ fn search_owned_equals_search() {
             let want = expr.search(d);
             let got = expr.search_owned(d.clone());
             match (&want, &got) {
-                (Ok(a), Ok(b)) => assert!(
-                    crate::py::identical(a, b) && a.to_string() == b.to_string(),
-                    "{source} on {d}: {a} vs {b}"
-                ),
+                (Ok(a), Ok(b)) => assert!(same(a, b), "{source} on {d}: {a} vs {b}"),
                 (Err(_), Err(_)) => {}
                 _ => panic!("{source} on {d}: {want:?} vs {got:?}"),
             }
