@@ -126,9 +126,37 @@ impl Expression {
     /// assert_eq!(expr.search_owned(call.clone()).unwrap(), expr.search(&call).unwrap());
     /// ```
     pub fn search_owned(&self, data: Value) -> Result<Value, JmesError> {
+        // (`moves_data` lists the shapes `owned` handles.)
         match owned(&self.ast, data) {
             Ok(value) => Ok(value),
             Err(data) => self.search(&data),
+        }
+    }
+}
+
+impl Expression {
+    /// Whether [`Expression::search_owned`] moves the data into the result rather than
+    /// searching a copy (the expression is `{k: @ | literal, …}`, `[@][].{…}` or `[].{…}` of
+    /// that form).
+    pub fn moves_data(&self) -> bool {
+        use ast::Ast::{Current, Flatten, MultiSelectHash, MultiSelectList, Projection};
+        match &self.ast {
+            MultiSelectHash(pairs) => hash_moves(pairs),
+            Projection { left, right } => {
+                let MultiSelectHash(pairs) = &**right else {
+                    return false;
+                };
+                let Flatten(inner) = &**left else {
+                    return false;
+                };
+                hash_moves(pairs)
+                    && match &**inner {
+                        MultiSelectList(items) => matches!(items.as_slice(), [Current]),
+                        Current => true,
+                        _ => false,
+                    }
+            }
+            _ => false,
         }
     }
 }

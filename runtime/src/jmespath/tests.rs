@@ -280,6 +280,11 @@ fn search_owned_equals_search() {
         json!([{"name": "f"}, null, [{"name": "g"}, [1]], 3, {"tool_name": "t", "parameters": {}}]),
         json!([[null], null, []]),
     ];
+    let moving = expressions
+        .iter()
+        .filter(|s| Expression::compile(s).unwrap().moves_data())
+        .count();
+    assert_eq!(moving, 4, "the first four expressions take the owned path");
     for source in expressions {
         let expr = Expression::compile(source).unwrap();
         for d in &data {
