@@ -70,6 +70,9 @@ fn a_schema_with_more_nodes_than_the_limit_is_refused_with_file_pointer_and_fix(
     let path = std::env::temp_dir().join(format!("chatparse-nodes-{}.json", std::process::id()));
     std::fs::write(&path, properties(MAX_SCHEMA_NODES)).unwrap();
     let e = Schema::from_path(&path).unwrap_err();
+    // The loader `response_parser!` and the CLI use says the same.
+    let spec_error = chatparse::runtime::Spec::from_path(&path).unwrap_err();
+    assert_eq!(spec_error.to_string(), e.to_string());
     std::fs::remove_file(&path).unwrap();
     assert_eq!(e.problems.len(), 1, "{e}");
     // The root is node 1, `p{i}` node i + 2: the first past the limit is the last property.
@@ -96,6 +99,8 @@ fn schema_text_longer_than_the_limit_is_refused_before_parsing() {
     let e = result.unwrap_err();
     assert_eq!(e.problems[0].pointer, "");
     assert!(e.to_string().contains("big.json"));
+    let e = chatparse::runtime::Spec::from_json_str_named(&text, "big.json").unwrap_err();
+    assert!(e.to_string().contains("more than the 8388608"), "{e}");
     // Refused without reading the document.
     assert!(peak < 64 << 10, "{peak} bytes");
 }

@@ -37,6 +37,28 @@ pub struct Schema {
     value: Value,
 }
 
+/// Refuses spec text longer than [`MAX_SCHEMA_BYTES`] before it is parsed.
+pub(crate) fn check_text_size(text: &str, source_name: &str) -> Result<(), SchemaError> {
+    if text.len() <= MAX_SCHEMA_BYTES {
+        return Ok(());
+    }
+    Err(SchemaError {
+        source_name: source_name.to_owned(),
+        problems: vec![crate::error::SchemaProblem {
+            pointer: String::new(),
+            message: format!(
+                "the schema is {} bytes long, more than the {MAX_SCHEMA_BYTES} a response \
+                 schema may have",
+                text.len()
+            ),
+            fix: "describe the message, not every possible key: parse tool arguments with \
+                  {\"type\": \"object\", \"additionalProperties\": {}}, and split unrelated \
+                  formats into separate schemas"
+                .to_owned(),
+        }],
+    })
+}
+
 impl Schema {
     /// Load a schema from JSON text.
     ///
@@ -51,23 +73,7 @@ impl Schema {
 
     /// Load a schema from JSON text, naming its source (a file name) in error messages.
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
-        if text.len() > MAX_SCHEMA_BYTES {
-            return Err(SchemaError {
-                source_name: source_name.to_owned(),
-                problems: vec![crate::error::SchemaProblem {
-                    pointer: String::new(),
-                    message: format!(
-                        "the schema is {} bytes long, more than the {MAX_SCHEMA_BYTES} a \
-                         response schema may have",
-                        text.len()
-                    ),
-                    fix: "describe the message, not every possible key: parse tool arguments \
-                          with {\"type\": \"object\", \"additionalProperties\": {}}, and split \
-                          unrelated formats into separate schemas"
-                        .to_owned(),
-                }],
-            });
-        }
+        check_text_size(text, source_name)?;
         // The reference loads schemas with Python's json module; so do we (number kinds, duplicate
         // keys), and its error messages carry the line and column.
         let value = crate::py::json::loads(text)

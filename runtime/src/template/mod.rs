@@ -293,6 +293,7 @@ impl ResponseTemplate {
 
     /// Load a template from JSON text, naming its source (a file name) in error messages.
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
+        crate::schema::check_text_size(text, source_name)?;
         let value = crate::py::json::loads(text)
             .map_err(|e| crate::diag::invalid_json(source_name, e, "a response_template"))?;
         Self::from_value_named(value, source_name)
