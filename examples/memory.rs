@@ -7,7 +7,8 @@
 //! cargo run --example memory -- 100000  # any number of calls
 //! ```
 //!
-//! Counts and bytes do not depend on the optimisation level.
+//! Counts and bytes do not depend on the optimisation level, but debug assertions (on in the dev
+//! profile) add checks to the streams.
 //!
 //! The README's "Embedding: memory" table comes from this.
 
