@@ -1,7 +1,8 @@
 //! The streaming corpus: every case was produced by the reference `ResponseParser` of
 //! transformers 5.23.0 through `scripts/reference/stream_generate.py`. For every recorded
 //! chunking, the events of each `feed` and of `finish`, and the final message, must equal the
-//! reference's exactly (an error wherever it raises or produces a value JSON cannot carry).
+//! reference's exactly (an error wherever it raises or produces a value JSON cannot carry),
+//! except the chunkings listed in `HELD_BACK`, which end with the reference's one-shot result.
 //! Then chunking invariance: every split point of short inputs, and 1,000 random chunkings of
 //! long ones, give the one-shot message and region text.
 
@@ -163,12 +164,44 @@ fn check_chunking(
     Ok(())
 }
 
+/// The recorded chunkings whose events differ from the reference's, every one of them because
+/// chatparse holds back text that an earlier partial match of a delimiter may still claim while
+/// a complete match (here the empty `$`/`\Z` alternative at the end of the buffer) follows; the
+/// reference routes that text at once, and its final message then depends on the chunking
+/// (`regex_b`, `case_insensitive` and `empty_b` are marked `reference_invariant: false`).
+/// Each of these ends with the reference's one-shot result (message, text per field, opens and
+/// closes); see "Known divergences" in the README.
+const HELD_BACK: &[&str] = &[
+    "edge_delims.json/regex_b/chars",
+    "edge_delims.json/regex_b/size_3",
+    "edge_delims.json/regex_b/random_1",
+    "edge_delims.json/case_insensitive/chars",
+    "edge_delims.json/case_insensitive/size_3",
+    "edge_delims.json/case_insensitive/random_0",
+    "edge_delims.json/case_insensitive/random_2",
+    "edge_delims.json/empty_b/chars",
+    "edge_delims.json/empty_b/size_3",
+    "edge_delims.json/empty_b/random_0",
+    "edge_delims.json/empty_b/random_2",
+    "edge_delims.json/stitched_4/chars",
+    "edge_delims.json/stitched_4/size_3",
+    "edge_delims.json/stitched_11/chars",
+    "edge_delims.json/stitched_11/size_3",
+    "edge_delims.json/stitched_11/random_0",
+    "edge_delims.json/stitched_16/chars",
+    "edge_delims.json/stitched_23/chars",
+    "edge_delims.json/stitched_23/size_3",
+    "edge_delims.json/stitched_23/random_0",
+    "edge_delims.json/stitched_23/random_1",
+];
+
 #[test]
 fn every_chunking_of_every_case_matches_the_reference() {
     let docs = corpus();
     let mut failures = Vec::new();
     let mut cases = 0;
     let mut chunkings = 0;
+    let mut held = Vec::new();
     for doc in &docs {
         let template = match ResponseTemplate::from_value(doc.template.clone()) {
             Ok(t) => t,
@@ -192,7 +225,22 @@ fn every_chunking_of_every_case_matches_the_reference() {
             }
             for chunking in recorded {
                 chunkings += 1;
+                let chunking_name = chunking["name"].as_str().unwrap();
                 if let Err(e) = check_chunking(&template, case, chunking) {
+                    let input = case["input"].as_str().unwrap();
+                    let prefix = case["prefix"].as_str().unwrap();
+                    let tools = tools_of(case);
+                    let chunks = chunking["chunks"].as_array().unwrap();
+                    let chunks = chunks.iter().map(|c| c.as_str().unwrap());
+                    // The one-shot chunking always matches the reference exactly (it is in
+                    // `recorded` and checked here), so this is the reference's one-shot result.
+                    if chunking_name != "one_shot"
+                        && summarize(&template, prefix, &tools, chunks)
+                            == summarize(&template, prefix, &tools, [input])
+                    {
+                        held.push(format!("{}/{name}/{chunking_name}", doc.file));
+                        continue;
+                    }
                     failures.push(format!(
                         "[{}/{name}/{}] input {:?}\n  {e}",
                         doc.file,
@@ -209,6 +257,10 @@ fn every_chunking_of_every_case_matches_the_reference() {
         "{} disagreements with the reference:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    assert_eq!(
+        held, HELD_BACK,
+        "chunkings that hold back text the reference routes"
     );
     assert!(
         cases >= MIN_CASES,
@@ -327,9 +379,9 @@ fn chunking_never_changes_the_result() {
     for doc in corpus() {
         let template = ResponseTemplate::from_value(doc.template.clone()).unwrap();
         for case in &doc.cases {
-            if case["reference_invariant"] != Value::Bool(true) {
-                continue; // the reference itself depends on the chunking here (see the corpus)
-            }
+            // Also the cases where the reference itself depends on the chunking (the corpus marks
+            // them `reference_invariant: false`): chatparse's stream ends with the one-shot
+            // result there too (see `HELD_BACK`).
             let name = case["name"].as_str().unwrap();
             let input = case["input"].as_str().unwrap();
             let prefix = case["prefix"].as_str().unwrap();

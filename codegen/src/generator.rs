@@ -90,11 +90,13 @@ pub fn module(
             #parse_doc
             #nullable_doc
             pub fn parse<'a>(text: &'a str) -> Result<#ret_ty, ParseError> {
+                let _bound = support::OutputBudget::enter(text.len());
                 #tail
             }
 
             /// Parse one model output into JSON: exactly what the interpreter returns.
             pub fn parse_value(text: &str) -> Result<Value, ParseError> {
+                let _bound = support::OutputBudget::enter(text.len());
                 #func(support::Content::borrowed(text))
                     .map(|v| v.map_or(Value::Null, |v| support::to_json(&v)))
             }

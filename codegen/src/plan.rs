@@ -499,7 +499,15 @@ impl Planner {
                     t.expression.source()
                 );
                 let ident = Ident::new(&compiled_name, Span::call_site());
-                match crate::jmespath::compile_function(&t.expression, &ident, &doc, &self.rt) {
+                // A transform that wraps the parsed value whole (`{type: 'function', function:
+                // @}`) moves it through the interpreter's owned path; compiled code takes the
+                // value by reference and would copy it.
+                let compiled = (!t.expression.moves_data())
+                    .then(|| {
+                        crate::jmespath::compile_function(&t.expression, &ident, &doc, &self.rt)
+                    })
+                    .flatten();
+                match compiled {
                     Some(function) => {
                         statics.push(Static::CompiledTransform { function });
                         TransformStep {

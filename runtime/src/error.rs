@@ -145,6 +145,18 @@ pub enum ParseErrorKind {
     /// `arguments` or `id` again after its arguments. The stream fails rather than contradict
     /// what it sent (see [`DeltaStream`](crate::openai::DeltaStream)).
     StreamedCallChanged(String),
+    /// The `x-regex-iterator` stages of this parse would produce more than the output bound
+    /// allows for this input (see [`crate::budget`]): iterators nested over the same text, or an
+    /// iterator that matches the empty string, multiply the input. `pointer` is the iterator
+    /// that went over.
+    OutputTooLarge {
+        /// `"bytes"` (the matches' total span) or `"matches"` (their number).
+        unit: &'static str,
+        /// The bound that was exceeded, in `unit`.
+        limit: usize,
+        /// The length of the parse's input in bytes.
+        input_len: usize,
+    },
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -168,6 +180,17 @@ impl fmt::Display for ParseErrorKind {
                  backtracking steps on {input_len} bytes (fix: make nested or adjacent repeats \
                  that can match the same text unambiguous, e.g. an optional (?:\\S(?:.*?\\S)??)?? \
                  instead of a repeated group of lazy loops)"
+            ),
+            Self::OutputTooLarge {
+                unit,
+                limit,
+                input_len,
+            } => write!(
+                f,
+                "the x-regex-iterator matches of this parse exceed the output bound: more than \
+                 {limit} {unit} for {input_len} bytes of input (fix: nest fewer x-regex-iterator \
+                 levels over the same text, make each inner iterator match a part of its item \
+                 rather than all of it, and do not let an iterator match the empty string)"
             ),
             Self::UnexpectedType { expected, found } => {
                 write!(f, "expected {expected}, got a {found}")

@@ -26,6 +26,7 @@
 #[path = "value/macros.rs"]
 mod json_macro;
 
+pub mod budget;
 mod diag;
 mod error;
 pub mod gemma4;

@@ -77,6 +77,7 @@ impl Spec {
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
         // Parsed once, by the loaders' own Python-exact `json.loads`; the shape then decides the
         // format. Text that is not JSON is reported as the schema loader reports it.
+        crate::schema::check_text_size(text, source_name)?;
         let value = crate::py::json::loads(text)
             .map_err(|e| diag::invalid_json(source_name, e, "a response schema"))?;
         Ok(match Format::of(&value) {

@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use crate::value::{Map, Number, Value};
 use serde::ser::{Serialize, Serializer};
 
+/// Generated `parse` functions set the output bound for their input.
+pub use crate::budget::OutputBudget;
 use crate::error::{ParseError, ParseErrorKind};
 use crate::jmespath::compiled::CompiledFn;
 use crate::jmespath::{Expression, JmesError};
@@ -199,6 +201,7 @@ pub fn iterate<'t>(
     let mut items = Vec::new();
     for caps in regex.find_iter(text) {
         let caps = caps.map_err(|e| ParseError::regex(pointer, e))?;
+        crate::budget::charge_match(caps.get(0).map_or(0, str::len), pointer)?;
         items.push(match_content(regex, &caps));
     }
     Ok((!items.is_empty()).then_some(Content::List(items)))
@@ -244,6 +247,15 @@ impl Transform<'_> {
             Transform::Compiled(f) => f(value),
         }
     }
+
+    /// [`Transform::apply`] on a value that is not needed afterwards: the interpreter moves it
+    /// into the result where it can ([`Expression::search_owned`]).
+    pub fn apply_owned(self, value: Value) -> Result<Value, JmesError> {
+        match self {
+            Transform::Interpreted(expression) => expression.search_owned(value),
+            Transform::Compiled(f) => f(&value),
+        }
+    }
 }
 
 /// `x-parser` with its `x-parser-args`: Python's `json.loads` (after Gemma 4's conversion for
@@ -277,7 +289,7 @@ pub fn parse_json<'a>(
         Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
     };
     if let Some((transform, transform_pointer)) = transform {
-        value = transform.apply(&value).map_err(|e| {
+        value = transform.apply_owned(value).map_err(|e| {
             ParseError::new(transform_pointer, ParseErrorKind::Transform(e.message))
         })?;
     }

@@ -112,6 +112,135 @@ impl Expression {
     }
 }
 
+impl Expression {
+    /// [`Expression::search`] on data the caller gives up: the same result, with `data` moved
+    /// into it where the expression returns it whole instead of copied. The transforms response
+    /// schemas use to wrap a tool call (`{type: 'function', function: @}`, `[@][].{…}`,
+    /// `[].{…}`) build their object around the moved value; other expressions search as usual.
+    ///
+    /// ```
+    /// use chatparse_runtime::jmespath::Expression;
+    /// use chatparse_runtime::json;
+    /// let expr = Expression::compile("{type: 'function', function: @}").unwrap();
+    /// let call = json!({"name": "f", "arguments": {"x": 1}});
+    /// assert_eq!(expr.search_owned(call.clone()).unwrap(), expr.search(&call).unwrap());
+    /// ```
+    pub fn search_owned(&self, data: Value) -> Result<Value, JmesError> {
+        // (`moves_data` lists the shapes `owned` handles.)
+        match owned(&self.ast, data) {
+            Ok(value) => Ok(value),
+            Err(data) => self.search(&data),
+        }
+    }
+}
+
+impl Expression {
+    /// Whether [`Expression::search_owned`] moves the data into the result rather than
+    /// searching a copy (the expression is `{k: @ | literal, …}`, `[@][].{…}` or `[].{…}` of
+    /// that form).
+    pub fn moves_data(&self) -> bool {
+        use ast::Ast::{Current, Flatten, MultiSelectHash, MultiSelectList, Projection};
+        match &self.ast {
+            MultiSelectHash(pairs) => hash_moves(pairs),
+            Projection { left, right } => {
+                let MultiSelectHash(pairs) = &**right else {
+                    return false;
+                };
+                let Flatten(inner) = &**left else {
+                    return false;
+                };
+                hash_moves(pairs)
+                    && match &**inner {
+                        MultiSelectList(items) => matches!(items.as_slice(), [Current]),
+                        Current => true,
+                        _ => false,
+                    }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The owned evaluation of the shapes [`Expression::search_owned`] moves data through; `Err`
+/// gives the data back for any other expression.
+fn owned(ast: &Ast, data: Value) -> Result<Value, Value> {
+    use ast::Ast::{Current, Flatten, MultiSelectHash, MultiSelectList, Projection};
+    match ast {
+        MultiSelectHash(pairs) if hash_moves(pairs) => Ok(hash_owned(pairs, data)),
+        Projection { left, right } => {
+            let MultiSelectHash(pairs) = &**right else {
+                return Err(data);
+            };
+            if !hash_moves(pairs) {
+                return Err(data);
+            }
+            // `[@][]`: the data in a list (null stays null), flattened one level; `[]`: the
+            // data flattened one level (null unless it is a list).
+            let base = match &**left {
+                Flatten(inner) => match &**inner {
+                    MultiSelectList(items) if matches!(items.as_slice(), [Current]) => {
+                        if data.is_null() {
+                            return Ok(Value::Null);
+                        }
+                        vec![data]
+                    }
+                    Current => match data {
+                        Value::Array(items) => items,
+                        _ => return Ok(Value::Null),
+                    },
+                    _ => return Err(data),
+                },
+                _ => return Err(data),
+            };
+            let mut flat = Vec::with_capacity(base.len());
+            for item in base {
+                match item {
+                    Value::Array(items) => flat.extend(items),
+                    other => flat.push(other),
+                }
+            }
+            // A projection drops null results, and `{…}` on null is null.
+            Ok(Value::Array(
+                flat.into_iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| hash_owned(pairs, v))
+                    .collect(),
+            ))
+        }
+        _ => Err(data),
+    }
+}
+
+/// `{k: @ | literal, …}` with distinct keys.
+fn hash_moves(pairs: &[ast::KeyValuePair]) -> bool {
+    pairs
+        .iter()
+        .all(|p| matches!(p.value, Ast::Current | Ast::Literal(_)))
+        && pairs
+            .iter()
+            .enumerate()
+            .all(|(i, p)| pairs[..i].iter().all(|q| q.key != p.key))
+}
+
+/// A [`hash_moves`] multi-select hash on `data` (null on null).
+fn hash_owned(pairs: &[ast::KeyValuePair], data: Value) -> Value {
+    if data.is_null() {
+        return Value::Null;
+    }
+    let last_current = pairs.iter().rposition(|p| matches!(p.value, Ast::Current));
+    let mut data = Some(data);
+    let mut out = crate::value::Map::with_capacity(pairs.len());
+    for (i, pair) in pairs.iter().enumerate() {
+        let value = match &pair.value {
+            Ast::Literal(literal) => literal.clone(),
+            _ if Some(i) == last_current => data.take().unwrap_or_default(),
+            _ => data.clone().unwrap_or_default(),
+        };
+        out.insert(pair.key.clone(), value);
+    }
+    Value::Object(out)
+}
+
 /// Compiles and searches in one step (`jmespath.search(expr, data)`).
 pub fn search(expr: &str, data: &Value) -> Result<Value, JmesError> {
     Expression::compile(expr)?.search(data)

@@ -249,3 +249,52 @@ mod fuzz {
         }
     }
 }
+
+/// `search_owned` moves the data through the tool-call wrapping shapes and must give exactly
+/// what `search` gives (the interpreter, checked against python jmespath's compliance suite) for
+/// every kind of data, and fall back to `search` for anything else.
+#[test]
+fn search_owned_equals_search() {
+    let expressions = [
+        "{type: 'function', function: @}",
+        "[@][].{type: 'function', function: @}",
+        "[].{type: 'function', function: @}",
+        "{a: @, b: @, c: `[1, {\"x\": 2}]`}",
+        "{a: @, a: 'dup'}",
+        "[@][].merge(id && {id: id} || `{}`, {type: 'function', function: @})",
+        "{type: 'function', function: merge(@, {arguments: parameters || arguments || `{}`})}",
+        "[*].{type: 'function', function: {name: tool_name, arguments: parameters}}",
+        "[@][].{f: name}",
+        "[0][].{f: @}",
+    ];
+    let data = [
+        json!(null),
+        json!(true),
+        json!(0),
+        json!(1.5),
+        json!("text"),
+        json!([]),
+        json!({}),
+        json!({"name": "f", "arguments": {"x": 1}}),
+        json!({"id": "c1", "name": "f", "parameters": {"x": [1, 2]}}),
+        json!([{"name": "f"}, null, [{"name": "g"}, [1]], 3, {"tool_name": "t", "parameters": {}}]),
+        json!([[null], null, []]),
+    ];
+    let moving = expressions
+        .iter()
+        .filter(|s| Expression::compile(s).unwrap().moves_data())
+        .count();
+    assert_eq!(moving, 4, "the first four expressions take the owned path");
+    for source in expressions {
+        let expr = Expression::compile(source).unwrap();
+        for d in &data {
+            let want = expr.search(d);
+            let got = expr.search_owned(d.clone());
+            match (&want, &got) {
+                (Ok(a), Ok(b)) => assert!(same(a, b), "{source} on {d}: {a} vs {b}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{source} on {d}: {want:?} vs {got:?}"),
+            }
+        }
+    }
+}

@@ -14,7 +14,12 @@ use crate::support::{self, Content, ObjectInput};
 
 impl Schema {
     /// Parse one complete model output into a message, exactly as the reference parser would.
+    ///
+    /// What `x-regex-iterator` stages produce is bounded relative to `text` (see
+    /// [`crate::budget`]); beyond it the parse fails with
+    /// [`ParseErrorKind::OutputTooLarge`](crate::ParseErrorKind::OutputTooLarge).
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        let _bound = crate::budget::OutputBudget::enter(text.len());
         parse_node(self.root(), Content::borrowed(text), &mut Walk::strict())
     }
 
@@ -40,6 +45,7 @@ impl Schema {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn parse_lenient(&self, text: &str) -> Lenient {
+        let _bound = crate::budget::OutputBudget::enter(text.len());
         let mut malformed = Vec::new();
         let mut walk = Walk {
             malformed: Some(&mut malformed),
@@ -209,6 +215,9 @@ pub(crate) fn parse_node(
     content: Content<'_>,
     walk: &mut Walk<'_>,
 ) -> Result<Value, ParseError> {
+    // The output bound for callers that parse a region directly (the streams); a no-op under
+    // the bound of a parse already running.
+    let _bound = text_bound(&content);
     let catch = std::mem::take(&mut walk.catch_here);
     if let Some(constant) = &node.constant {
         return Ok(constant.clone());
@@ -278,11 +287,20 @@ fn regex_stages<'t>(node: &Node, text: &'t str) -> Result<Option<Content<'t>>, P
     Ok(Some(content))
 }
 
+/// The default output bound for a text input (see [`crate::budget`]).
+fn text_bound(content: &Content<'_>) -> Option<crate::budget::OutputBudget> {
+    match content {
+        Content::Str(text) => Some(crate::budget::OutputBudget::enter(text.len())),
+        _ => None,
+    }
+}
+
 pub(crate) fn after_regex(
     node: &Node,
     content: Content<'_>,
     walk: &mut Walk<'_>,
 ) -> Result<Value, ParseError> {
+    let _bound = text_bound(&content);
     let content = match &node.parser {
         Some(parser) => support::parse_json(
             content,
@@ -315,11 +333,11 @@ fn parse_object(
     content: Content<'_>,
     walk: &mut Walk<'_>,
 ) -> Result<Value, ParseError> {
-    let mut out = Map::new();
     let properties = node.properties.as_deref().unwrap_or_default();
     let root = node.pointer.is_empty();
-    match support::object_input(content, node.properties.is_some(), &node.pointer)? {
+    let out = match support::object_input(content, node.properties.is_some(), &node.pointer)? {
         ObjectInput::Text(text) => {
+            let mut out = Map::with_capacity(properties.len());
             for prop in properties {
                 let value = if root {
                     walk.unit(&prop.node, support::share(&text))?
@@ -330,41 +348,10 @@ fn parse_object(
                     out.insert(prop.name.clone(), value);
                 }
             }
+            out
         }
-        ObjectInput::Dict(mut input) => {
-            for prop in properties {
-                if let Some(constant) = &prop.node.constant {
-                    out.insert(prop.name.clone(), constant.clone());
-                } else if let Some(value) = input.get_mut(&prop.name) {
-                    let value = Content::Value(std::mem::take(value));
-                    let value = if root {
-                        walk.unit(&prop.node, value)?
-                    } else {
-                        Some(parse_node(&prop.node, value, walk)?)
-                    };
-                    if let Some(value) = value {
-                        out.insert(prop.name.clone(), value);
-                    }
-                } else if let Some(default) = &prop.node.default {
-                    out.insert(prop.name.clone(), default.clone());
-                }
-            }
-            if !matches!(node.additional, Additional::Deny) {
-                for (key, value) in input {
-                    if node.property(&key).is_some() {
-                        continue;
-                    }
-                    let value = match &node.additional {
-                        Additional::Schema(schema) => {
-                            parse_node(schema, Content::Value(value), walk)?
-                        }
-                        _ => value,
-                    };
-                    out.insert(key, value);
-                }
-            }
-        }
-    }
+        ObjectInput::Dict(input) => reshape_dict(node, properties, input, root, walk)?,
+    };
     let required: Vec<&str> = node.required.iter().map(String::as_str).collect();
     let checked = support::check_required(&required, |key| out.contains_key(key), &node.pointer);
     match (checked, walk.malformed.as_deref_mut()) {
@@ -375,6 +362,81 @@ fn parse_object(
         (checked, _) => checked?,
     }
     Ok(Value::Object(out))
+}
+
+/// An object node on a dict: its properties in schema order (`const`, the input's value parsed
+/// with the property's schema, or `default`), then the other input keys in input order (parsed
+/// with `additionalProperties`, or dropped when it is `false`).
+///
+/// Done in place: the input's entries are reordered and their keys and the map itself reused,
+/// rather than copied into a new map (a tool call's objects cost no allocation here).
+fn reshape_dict(
+    node: &Node,
+    properties: &[super::Property],
+    mut out: Map,
+    root: bool,
+    walk: &mut Walk<'_>,
+) -> Result<Map, ParseError> {
+    // Entries before `placed` are the properties done so far, in schema order; the input's other
+    // entries follow in input order.
+    let mut placed = 0;
+    for prop in properties {
+        let at = out.index_of(&prop.name);
+        if let Some(constant) = &prop.node.constant {
+            match at {
+                Some(i) => {
+                    out.move_index(i, placed);
+                    if let Some(v) = out.value_at_mut(placed) {
+                        let same = matches!((&*v, constant),
+                            (Value::String(a), Value::String(b)) if a == b);
+                        if !same {
+                            *v = constant.clone();
+                        }
+                    }
+                }
+                None => out.insert_new_at(placed, prop.name.clone(), constant.clone()),
+            }
+            placed += 1;
+        } else if let Some(i) = at {
+            out.move_index(i, placed);
+            let value = out
+                .value_at_mut(placed)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            let value = Content::Value(value);
+            let value = if root {
+                walk.unit(&prop.node, value)?
+            } else {
+                Some(parse_node(&prop.node, value, walk)?)
+            };
+            match value {
+                Some(value) => {
+                    if let Some(slot) = out.value_at_mut(placed) {
+                        *slot = value;
+                    }
+                    placed += 1;
+                }
+                None => out.shift_remove_index(placed),
+            }
+        } else if let Some(default) = &prop.node.default {
+            out.insert_new_at(placed, prop.name.clone(), default.clone());
+            placed += 1;
+        }
+    }
+    match &node.additional {
+        Additional::Deny => out.truncate(placed),
+        Additional::Schema(schema) => {
+            for i in placed..out.len() {
+                let value = out.value_at_mut(i).map(std::mem::take).unwrap_or_default();
+                let value = parse_node(schema, Content::Value(value), walk)?;
+                if let Some(slot) = out.value_at_mut(i) {
+                    *slot = value;
+                }
+            }
+        }
+        Additional::PassThrough => {}
+    }
+    Ok(out)
 }
 
 fn parse_array(

@@ -107,10 +107,24 @@ const PARSER_ARGS: &[&str] = &["transform", "allow_non_json"];
 /// becomes a named struct). No model output format nests arrays like this.
 pub const MAX_ARRAY_NESTING: usize = 32;
 
+/// The most schema nodes (the root, every property, `items`, `prefixItems` entry and
+/// `additionalProperties` schema) a schema may have.
+///
+/// Why a limit: each node costs about 0.5 KB loaded (plus about 1 KB per compiled pattern), and
+/// a schema is loaded whole before anything parses; a 100,000-property schema took 1.6 GB. A
+/// response schema describes one message: the largest shipped one has under 100 nodes. Tool
+/// arguments of any shape are `{"type": "object", "additionalProperties": {}}`, one node.
+pub const MAX_SCHEMA_NODES: usize = 10_000;
+
+/// The longest schema text [`Schema::from_json_str`](super::Schema::from_json_str) reads: 8 MiB
+/// (the JSON document is held as a value tree, about 20 × its text, while it loads).
+pub const MAX_SCHEMA_BYTES: usize = 8 << 20;
+
 /// Build the node tree, or return every problem found.
 pub(super) fn load(value: &Value, source_name: &str) -> Result<Node, SchemaError> {
     let mut loader = Loader {
         diag: Diagnostics::default(),
+        nodes: 0,
     };
     let node = loader.node(value, String::new());
     if let Some(node) = &node {
@@ -155,10 +169,29 @@ fn check_array_nesting(node: &Node, run: usize, diag: &mut Diagnostics) {
 
 struct Loader {
     diag: Diagnostics,
+    /// Nodes visited so far (see [`MAX_SCHEMA_NODES`]).
+    nodes: usize,
 }
 
 impl Loader {
     fn node(&mut self, value: &Value, pointer: String) -> Option<Node> {
+        self.nodes += 1;
+        if self.nodes > MAX_SCHEMA_NODES {
+            // Reported once, at the first node past the limit; the rest is not loaded.
+            if self.nodes == MAX_SCHEMA_NODES + 1 {
+                self.diag.error(
+                    pointer,
+                    format!(
+                        "the schema has more than {MAX_SCHEMA_NODES} nodes (properties, items \
+                         and additionalProperties schemas); this is the first one past the limit"
+                    ),
+                    "describe the message, not every possible key: parse tool arguments with \
+                     {\"type\": \"object\", \"additionalProperties\": {}} instead of listing \
+                     their properties, and split unrelated formats into separate schemas",
+                );
+            }
+            return None;
+        }
         let Value::Object(map) = value else {
             self.diag.error(
                 pointer,
@@ -297,9 +330,11 @@ impl Loader {
         }
     }
 
-    fn pattern(&mut self, map: &Map, key: &str, pointer: &str) -> Option<Pattern> {
+    /// Boxed: a compiled pattern is about 1 KB, and most nodes have none (a `Node` with three
+    /// inline patterns took 3.4 KB per property).
+    fn pattern(&mut self, map: &Map, key: &str, pointer: &str) -> Option<Box<Pattern>> {
         let source = map.get(key)?;
-        self.compile(source, child(pointer, key))
+        self.compile(source, child(pointer, key)).map(Box::new)
     }
 
     fn substitutions(&mut self, map: &Map, pointer: &str) -> Vec<Substitution> {

@@ -22,7 +22,7 @@ use crate::jmespath::Expression;
 use crate::pyre::{PyRegex, Replacement};
 
 pub use crate::pointer::escape_pointer_token;
-pub use load::MAX_ARRAY_NESTING;
+pub use load::{MAX_ARRAY_NESTING, MAX_SCHEMA_BYTES, MAX_SCHEMA_NODES};
 
 /// A validated response schema, ready to parse model output.
 ///
@@ -35,6 +35,28 @@ pub struct Schema {
     root: Arc<Node>,
     source_name: String,
     value: Value,
+}
+
+/// Refuses spec text longer than [`MAX_SCHEMA_BYTES`] before it is parsed.
+pub(crate) fn check_text_size(text: &str, source_name: &str) -> Result<(), SchemaError> {
+    if text.len() <= MAX_SCHEMA_BYTES {
+        return Ok(());
+    }
+    Err(SchemaError {
+        source_name: source_name.to_owned(),
+        problems: vec![crate::error::SchemaProblem {
+            pointer: String::new(),
+            message: format!(
+                "the schema is {} bytes long, more than the {MAX_SCHEMA_BYTES} a response \
+                 schema may have",
+                text.len()
+            ),
+            fix: "describe the message, not every possible key: parse tool arguments with \
+                  {\"type\": \"object\", \"additionalProperties\": {}}, and split unrelated \
+                  formats into separate schemas"
+                .to_owned(),
+        }],
+    })
 }
 
 impl Schema {
@@ -51,6 +73,7 @@ impl Schema {
 
     /// Load a schema from JSON text, naming its source (a file name) in error messages.
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
+        check_text_size(text, source_name)?;
         // The reference loads schemas with Python's json module; so do we (number kinds, duplicate
         // keys), and its error messages carry the line and column.
         let value = crate::py::json::loads(text)
@@ -281,11 +304,11 @@ pub struct Node {
     /// `x-regex-substitutions`, applied in order.
     pub substitutions: Vec<Substitution>,
     /// `x-regex`: first match; named groups make a dict, else the one unnamed group.
-    pub regex: Option<Pattern>,
+    pub regex: Option<Box<Pattern>>,
     /// `x-regex-iterator`: every match (array nodes).
-    pub iterator: Option<Pattern>,
+    pub iterator: Option<Box<Pattern>>,
     /// `x-regex-key-value`: every match's `key`/`value` groups as a dict (object nodes).
-    pub key_value: Option<Pattern>,
+    pub key_value: Option<Box<Pattern>>,
     /// `x-parser` and its args.
     pub parser: Option<Parser>,
     /// `properties`, in schema order; `None` when the keyword is absent (not the same as empty).

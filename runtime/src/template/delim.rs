@@ -118,19 +118,23 @@ impl Literals {
         if !partial {
             return Search::None;
         }
+        self.partial_start(hay, pos)
+            .map_or(Search::None, Search::Partial)
+    }
+
+    /// The leftmost start at or after `pos` whose tail is a proper prefix of some literal: where
+    /// a match could still begin once more text arrives.
+    pub(crate) fn partial_start(&self, hay: &str, pos: usize) -> Option<usize> {
         // In bytes: a literal with fewer chars than another can still have more bytes.
         let longest = self.ordered.iter().map(String::len).max().unwrap_or(0);
         let from = hay.len().saturating_sub(longest.saturating_sub(1)).max(pos);
-        let mut p = from;
-        while p < hay.len() {
-            if let Some(tail) = hay.get(p..) {
-                if self.ordered.iter().any(|l| l.starts_with(tail)) {
-                    return Search::Partial(p);
-                }
-            }
-            p += 1;
-        }
-        Search::None
+        (from..hay.len()).find(|&p| {
+            hay.get(p..).is_some_and(|tail| {
+                self.ordered
+                    .iter()
+                    .any(|l| l.len() > tail.len() && l.starts_with(tail))
+            })
+        })
     }
 
     /// What the feed fast path needs: first bytes, required bytes, partial-match language.
@@ -269,10 +273,21 @@ impl Pattern {
         if !partial {
             return Search::None;
         }
-        match self.partial.find_at(hay, pos) {
-            Some(m) if m.start() < hay.len() => Search::Partial(m.start()),
-            _ => Search::None,
+        self.partial_start(hay, pos)
+            .map_or(Search::None, Search::Partial)
+    }
+
+    /// The leftmost start at or after `pos` from which the matcher, having read the rest of
+    /// `hay`, would read one more character: where a match could still begin (or, at a
+    /// complete match's start, take an alternative it prefers) once more text arrives.
+    pub(crate) fn partial_start(&self, hay: &str, pos: usize) -> Option<usize> {
+        if pos > hay.len() {
+            return None;
         }
+        self.partial
+            .find_at(hay, pos)
+            .map(|m| m.start())
+            .filter(|&start| start < hay.len())
     }
 
     /// Maps Rust capture slots to Python's groups, undoing a tail `$`'s consumed newline

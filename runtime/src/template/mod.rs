@@ -9,7 +9,10 @@
 //! `transformers.utils.chat_parsing` in transformers 5.23.0 (`ResponseParser`, `parse_response`,
 //! `load_response_template`); a [`StreamParser`] emits the same events (`region_open`,
 //! `region_chunk` with `dirty`, `region_close` with the value) in the same order, and ends with the
-//! same message.
+//! same message. One difference: where the reference commits to a complete delimiter match while
+//! a match starting earlier could still complete with more text (so that its result depends on
+//! the chunking), the [`StreamParser`] holds the text until it is decided and ends with the
+//! one-shot result.
 //!
 //! Feeding costs amortised O(chunk): the parser keeps a scan position and re-examines only the
 //! text it holds back, which is at most a possible delimiter prefix at the end of the buffer (a
@@ -108,6 +111,15 @@ impl Delim {
         match self {
             Delim::Literals(l) => l.facts(),
             Delim::Pattern(p) => p.facts(),
+        }
+    }
+
+    /// The leftmost start at or after `pos` where a match could still begin (or grow into an
+    /// alternative the matcher prefers) once more text arrives.
+    pub(crate) fn partial_start(&self, hay: &str, pos: usize) -> Option<usize> {
+        match self {
+            Delim::Literals(l) => l.partial_start(hay, pos),
+            Delim::Pattern(p) => p.partial_start(hay, pos),
         }
     }
 }
@@ -281,6 +293,7 @@ impl ResponseTemplate {
 
     /// Load a template from JSON text, naming its source (a file name) in error messages.
     pub fn from_json_str_named(text: &str, source_name: &str) -> Result<Self, SchemaError> {
+        crate::schema::check_text_size(text, source_name)?;
         let value = crate::py::json::loads(text)
             .map_err(|e| crate::diag::invalid_json(source_name, e, "a response_template"))?;
         Self::from_value_named(value, source_name)

@@ -1,4 +1,6 @@
-//! The incremental state machine: `ResponseParser` of the reference, decision for decision.
+//! The incremental state machine: `ResponseParser` of the reference, decision for decision,
+//! except that a complete delimiter match is not committed while a partial match of the same
+//! delimiter starts at or before it (the reference's result then depends on the chunking).
 
 use std::borrow::Cow;
 
@@ -30,6 +32,14 @@ enum Routed {
 enum Kind {
     Open = 0,
     Close = 1,
+}
+
+/// A partial-match start remembered within one pass over an unchanged buffer.
+#[derive(Debug, Clone, Copy)]
+struct CachedPartial {
+    from: usize,
+    len: usize,
+    start: Option<usize>,
 }
 
 /// A delimiter search remembered within one pass over an unchanged buffer.
@@ -90,6 +100,7 @@ pub struct StreamParser<'t> {
     opened: bool,
     initial: Vec<RawEvent>,
     cache: Vec<Option<Cached>>,
+    partial_cache: Vec<Option<CachedPartial>>,
     /// The raw events of the current `feed` (the allocation is reused), and whether a call
     /// failed.
     pending: Pending,
@@ -132,6 +143,7 @@ impl<'t> StreamParser<'t> {
             opened: false,
             initial: Vec::new(),
             cache: vec![None; template.fields.len() * 2],
+            partial_cache: vec![None; template.fields.len() * 2],
             pending: Pending::default(),
             dfa_caches: Vec::new(),
         };
@@ -423,9 +435,17 @@ impl<'t> StreamParser<'t> {
                 }
                 Search::Full(m) => m,
             };
-            if !eos && self.can_grow(kind, field, &m) {
-                hold_start = hold_start.min(m.start);
-                continue;
+            if !eos {
+                // Final only when more text can change neither this match (`can_grow`) nor
+                // where the leftmost match starts: a partial match at or before its start (a
+                // longer alternative that contains it, e.g. `<|im_end|>` around `im_end`) may
+                // still complete, and the one-shot parse would take that one.
+                let grows = self.can_grow(kind, field, &m).then_some(m.start);
+                let earlier = self.partial_start(kind, field).filter(|&p| p <= m.start);
+                if let Some(hold) = grows.into_iter().chain(earlier).min() {
+                    hold_start = hold_start.min(hold);
+                    continue;
+                }
             }
             let better = match &best {
                 None => true,
@@ -483,6 +503,33 @@ impl<'t> StreamParser<'t> {
             });
         }
         result
+    }
+
+    /// Where a match of this delimiter could still begin (from the scan position) once more
+    /// text arrives; see [`super::Delim::partial_start`]. Remembered while the buffer is
+    /// unchanged: a later scan position has the same answer unless it passed it, so a feed
+    /// that commits many matches pays for one search per delimiter, not one per match.
+    fn partial_start(&mut self, kind: Kind, field: usize) -> Option<usize> {
+        let slot = field * 2 + kind as usize;
+        let (pos, len) = (self.pos, self.buffer.len());
+        if let Some(Some(c)) = self.partial_cache.get(slot) {
+            if c.len == len && c.from <= pos && c.start.is_none_or(|p| p >= pos) {
+                return c.start;
+            }
+        }
+        let delim = self.template.fields.get(field).and_then(|f| match kind {
+            Kind::Open => f.open.as_ref(),
+            Kind::Close => f.close.as_ref(),
+        })?;
+        let start = delim.partial_start(&self.buffer, pos);
+        if let Some(slot) = self.partial_cache.get_mut(slot) {
+            *slot = Some(CachedPartial {
+                from: pos,
+                len,
+                start,
+            });
+        }
+        start
     }
 
     /// `_can_grow`: a complete match at the buffer's edge that more input could still change.

@@ -184,3 +184,12 @@ fn numbers_from_an_arbitrary_precision_serde_json_stay_exact() {
     let theirs: serde_json::Number = serde_json::from_str("12345678901234567890123").unwrap();
     assert_eq!(Number::from(&theirs).to_string(), theirs.to_string());
 }
+
+/// A value's size is paid by every array item and map entry. The maps' hasher is zero-sized
+/// (`ProcessHasher`), so a value is as large as a map: 56 bytes (72 with `RandomState`, as
+/// `serde_json`'s `preserve_order` value).
+#[test]
+fn value_size() {
+    assert_eq!(std::mem::size_of::<super::Map>(), 56);
+    assert_eq!(std::mem::size_of::<Value>(), 56);
+}

@@ -1,0 +1,139 @@
+//! Inputs the fuzz targets (`fuzz/`) found, replayed as tests, and the cases they stand for
+//! written out by hand.
+//!
+//! `fuzz_regressions/spec_load_parse-*` are `spec_load_parse` inputs: `[seed, spec text, 0,
+//! output]`. The property is the target's: a spec that loads streams every output, in any
+//! chunks, to its one-shot parse.
+
+mod support;
+
+use chatparse::runtime::Spec;
+use chatparse::{json, Value};
+use support::{char_boundaries, repo_root, same_value};
+
+/// The fuzz target's chunking (`fuzz/src/lib.rs`): 0 = one chunk, 1 = one char per chunk,
+/// otherwise pseudo-random lengths of 1 to `seed` bytes.
+fn seeded_cuts(text: &str, seed: u8) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    let mut state = u32::from(seed).wrapping_mul(2_654_435_761).max(1);
+    let mut at = 0;
+    while at < text.len() {
+        let want = match seed {
+            0 => text.len(),
+            1 => 1,
+            _ => {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                1 + (state as usize % usize::from(seed))
+            }
+        };
+        let mut end = (at + want).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        cuts.push(end);
+        at = end;
+    }
+    cuts
+}
+
+/// Streams `text` cut at `cuts` (ascending byte offsets); the final message or the error text.
+fn streamed(spec: &Spec, text: &str, cuts: &[usize]) -> Result<Value, String> {
+    let mut stream = spec.stream(None, None).map_err(|e| e.to_string())?;
+    let mut at = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+        if cut > at {
+            stream
+                .feed_with(&text[at..cut], &mut |_| {})
+                .map_err(|e| e.to_string())?;
+            at = cut;
+        }
+    }
+    stream.finish_with(&mut |_| {}).map_err(|e| e.to_string())
+}
+
+/// Every chunking we try (the seed's, one char per chunk, every split in two) ends with the
+/// one-shot parse.
+fn assert_chunking_invariant(spec: &Spec, text: &str, seed: u8) {
+    let one_shot = spec.parse(text).map_err(|e| e.to_string());
+    let boundaries = char_boundaries(text);
+    let mut chunkings: Vec<Vec<usize>> = vec![seeded_cuts(text, seed), boundaries.clone()];
+    chunkings.extend(boundaries.iter().map(|&b| vec![b]));
+    for cuts in chunkings {
+        let got = streamed(spec, text, &cuts);
+        let same = match (&one_shot, &got) {
+            (Ok(a), Ok(b)) => same_value(a, b),
+            (Err(_), Err(_)) => true,
+            _ => false,
+        };
+        assert!(
+            same,
+            "cuts {cuts:?} of {text:?}\n one-shot {one_shot:?}\n streamed {got:?}"
+        );
+    }
+}
+
+#[test]
+fn close_pattern_alternative_inside_another_split_by_a_chunk() {
+    let path = repo_root().join("tests/fuzz_regressions/spec_load_parse-close-pattern-split");
+    let data = std::fs::read(path).unwrap();
+    let (&seed, rest) = data.split_first().unwrap();
+    let nul = rest.iter().position(|&b| b == 0).unwrap();
+    let spec_text = std::str::from_utf8(&rest[..nul]).unwrap();
+    let output = String::from_utf8_lossy(&rest[nul + 1..]);
+    let spec = Spec::from_json_str(spec_text).unwrap();
+    // The close pattern's alternatives include `im_end` and `>`, both inside `<|im_end|>`.
+    assert!(spec_text.contains(r"<\\|im_end\\|>|<\\|endoftext\\|>|<\\<|im_end|>"));
+    assert_chunking_invariant(&spec, &output, seed);
+}
+
+/// The implicit field closes at `close_pattern`, whose second alternative (`im_end`) matches
+/// inside the first (`<|im_end|>`). The one-shot parse is Python's `re.search` on the whole
+/// text: `re.search(r"<\|im_end\|>|im_end", "Hi<|im_end|>")` matches at 2, so the content is
+/// `Hi`; a stream cut after `<|im_end|` must not take the `im_end` at 4 (content `Hi<|`).
+#[test]
+fn earlier_longer_pattern_match_wins_over_a_complete_later_one() {
+    let spec = Spec::from_json_str(
+        &json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {"content": {"close_pattern": r"<\|im_end\|>|im_end"}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let text = "Hi<|im_end|>";
+    assert_eq!(spec.parse(text).unwrap(), json!({"content": "Hi"}));
+    let cut = text.len() - 1;
+    assert_eq!(
+        streamed(&spec, text, &[cut]).unwrap(),
+        json!({"content": "Hi"})
+    );
+    assert_chunking_invariant(&spec, text, 3);
+    assert_chunking_invariant(&spec, "Hi<|im_end| then im_end", 3);
+}
+
+/// Literal delimiters, sorted longest first as the reference's alternation is: on the whole
+/// text `</call>>>` the longer literal matches at the same start (`re.search("</call>>|</call>",
+/// …)`), and `x` inside `<x>` is found only when `<x>` cannot complete.
+#[test]
+fn literal_that_a_longer_one_extends_is_held_until_decided() {
+    let spec = Spec::from_json_str(
+        &json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {
+                "calls": {"open": "<call>", "close": ["</call>", "</call>>>"], "repeats": true},
+                "content": {"close": ["<x>", "x"]}
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let text = "<call>a</call>>>b<x>";
+    assert_eq!(
+        spec.parse(text).unwrap(),
+        json!({"calls": ["a"], "content": "b"})
+    );
+    assert_chunking_invariant(&spec, text, 4);
+    assert_chunking_invariant(&spec, "<call>a</call>>b<xc", 4);
+}
