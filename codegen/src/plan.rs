@@ -140,6 +140,8 @@ pub struct Stages<'s> {
 pub struct PatternStep<'s> {
     pub regex: String,
     pub pointer: &'s str,
+    /// The pattern has named groups (its match is a dict).
+    pub named_groups: bool,
 }
 
 /// `x-parser` and its transform.
@@ -594,6 +596,7 @@ impl Planner {
             PatternStep {
                 regex: self.regex(format!("{up}_REGEX"), p, statics),
                 pointer: &p.pointer,
+                named_groups: p.regex.has_named_groups(),
             }
         });
         let iterator = node.iterator.as_ref().map(|p| {
@@ -605,6 +608,7 @@ impl Planner {
             PatternStep {
                 regex: self.regex(format!("{up}_ITERATOR"), p, statics),
                 pointer: &p.pointer,
+                named_groups: false,
             }
         });
         let key_value = node.key_value.as_ref().map(|p| {
@@ -615,6 +619,7 @@ impl Planner {
             PatternStep {
                 regex: self.regex(format!("{up}_KEY_VALUE"), p, statics),
                 pointer: &p.pointer,
+                named_groups: false,
             }
         });
         *kinds = after;

@@ -11,14 +11,16 @@ use chatparse::Value;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let [selector, choice, rest @ ..] = data else { return };
+    let [selector, choice, rest @ ..] = data else {
+        return;
+    };
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    let Ok(tools) = chatparse::value::from_str::<Value>(text) else {
+    let Ok(tools) = chatparse::value::from_str(text) else {
         return;
     };
-    let mut families: Vec<&str> = family_names().collect();
+    let mut families: Vec<&str> = family_names();
     families.sort_unstable();
     let family = families[*selector as usize % families.len()];
     let first_name = tools
@@ -50,10 +52,26 @@ fuzz_target!(|data: &[u8]| {
     if !matches!(options.tool_choice, ToolChoice::None) {
         for tool in grammar.tools() {
             // Names are written as literals, escaped in each syntax: check a plain one.
-            if tool.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                assert!(gbnf.contains(&tool.name), "{family}: GBNF lacks {}", tool.name);
-                assert!(lark.contains(&tool.name), "{family}: Lark lacks {}", tool.name);
-                assert!(tag.contains(&tool.name), "{family}: tag lacks {}", tool.name);
+            if tool
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                assert!(
+                    gbnf.contains(&tool.name),
+                    "{family}: GBNF lacks {}",
+                    tool.name
+                );
+                assert!(
+                    lark.contains(&tool.name),
+                    "{family}: Lark lacks {}",
+                    tool.name
+                );
+                assert!(
+                    tag.contains(&tool.name),
+                    "{family}: tag lacks {}",
+                    tool.name
+                );
             }
         }
     }
