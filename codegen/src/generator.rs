@@ -377,6 +377,9 @@ impl Emitter<'_> {
         let pointer = lit(&node.node.pointer);
         let struct_name = id(&object.struct_name);
         let single_arm = object.arms != ObjectArms::Both;
+        let group_names = from_fields
+            .then(|| node.node.regex.as_ref().map(|p| p.regex.group_names()))
+            .flatten();
         let mut fields = Vec::new(); // struct field declarations
         let mut consts = Vec::new(); // associated constants
         let mut declare = Vec::new(); // `let slot_x: Slot<T>;` (both arms)
@@ -433,6 +436,21 @@ impl Emitter<'_> {
                 shape,
                 ..
             } = &**field;
+            // From a match's groups, the group's number is known here: no lookup by name.
+            let take = match group_names {
+                Some(names) => {
+                    let group = names
+                        .iter()
+                        .position(|n| n.as_deref() == Some(&**key))
+                        .map_or(0, |i| i + 1);
+                    let key = lit(key);
+                    quote!(map.take_group(#key, #group))
+                }
+                None => {
+                    let key = lit(key);
+                    quote!(map.take(#key))
+                }
+            };
             let key = lit(key);
             property_keys.push(key.clone());
             let func = id(&child.func);
@@ -469,7 +487,7 @@ impl Emitter<'_> {
                 &slot,
                 slot_decl,
                 quote! {
-                    match map.take(#key) {
+                    match #take {
                         Some(content) => Slot::keeping_null(#func(content)?#to_slot_value),
                         None => #absent,
                     }

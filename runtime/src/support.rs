@@ -706,6 +706,18 @@ impl<'t> Fields<'t> {
         }
     }
 
+    /// [`Fields::take`] for generated code, which knows the key's group number in the regex
+    /// (`0`: no group has that name).
+    pub fn take_group(&mut self, key: &str, group: usize) -> Option<Content<'t>> {
+        match self {
+            Fields::Map(_) => self.take(key),
+            Fields::Groups { captures, .. } if group > 0 => {
+                captures.get(group).map(Content::borrowed)
+            }
+            Fields::Groups { .. } => None,
+        }
+    }
+
     /// The dict, with owned values (for text that will not outlive this call).
     pub fn into_map(self) -> Map {
         match self {
