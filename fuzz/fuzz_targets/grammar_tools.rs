@@ -1,6 +1,6 @@
 //! Arbitrary tool lists: for every shipped family a grammar either builds or is refused with a
 //! `GrammarError` (never a panic), and a grammar that builds emits GBNF, Lark, the lazy GBNF, the
-//! structural tag and the format instruction, naming every tool it was given in each.
+//! structural tag and the format instruction, naming every tool the choice allows in each.
 //!
 //! Input: `[selector, choice, tools JSON text...]`: `selector` picks the family (sorted order),
 //! `choice` the tool choice and parallelism.
@@ -50,7 +50,12 @@ fuzz_target!(|data: &[u8]| {
     let instruction = grammar.format_instruction();
     let lazy = grammar.llama_cpp();
     if !matches!(options.tool_choice, ToolChoice::None) {
-        for tool in grammar.tools() {
+        // Every tool the choice allows: all of them, or the named one.
+        let allowed = |name: &str| match &options.tool_choice {
+            ToolChoice::Named(only) => name == only,
+            _ => true,
+        };
+        for tool in grammar.tools().iter().filter(|t| allowed(&t.name)) {
             // Names are written as literals, escaped in each syntax: check a plain one.
             if tool
                 .name
