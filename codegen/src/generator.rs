@@ -267,7 +267,9 @@ impl Emitter<'_> {
                 Some(t) => {
                     let tp = lit(t.pointer);
                     let name = id(&t.name);
-                    if t.compiled {
+                    if t.owned {
+                        quote!(Some((support::Transform::CompiledOwned(#name), #tp)))
+                    } else if t.compiled {
                         quote!(Some((support::Transform::Compiled(#name), #tp)))
                     } else {
                         quote!(Some((support::Transform::Interpreted(&*#name), #tp)))

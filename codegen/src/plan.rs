@@ -157,6 +157,9 @@ pub struct ParserStep<'s> {
 pub struct TransformStep<'s> {
     pub name: String,
     pub compiled: bool,
+    /// The compiled function takes the parsed value by value (see
+    /// `jmespath::compile_owned_function`).
+    pub owned: bool,
     pub pointer: &'s str,
 }
 
@@ -501,12 +504,24 @@ impl Planner {
                     t.expression.source()
                 );
                 let ident = Ident::new(&compiled_name, Span::call_site());
+                if let Some(function) =
+                    crate::jmespath::compile_owned_function(&t.expression, &ident, &doc, &self.rt)
+                {
+                    statics.push(Static::CompiledTransform { function });
+                    return TransformStep {
+                        name: compiled_name,
+                        compiled: true,
+                        owned: true,
+                        pointer: &t.pointer,
+                    };
+                }
                 match crate::jmespath::compile_function(&t.expression, &ident, &doc, &self.rt) {
                     Some(function) => {
                         statics.push(Static::CompiledTransform { function });
                         TransformStep {
                             name: compiled_name,
                             compiled: true,
+                            owned: false,
                             pointer: &t.pointer,
                         }
                     }
@@ -519,6 +534,7 @@ impl Planner {
                         TransformStep {
                             name,
                             compiled: false,
+                            owned: false,
                             pointer: &t.pointer,
                         }
                     }

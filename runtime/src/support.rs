@@ -228,14 +228,18 @@ pub enum Transform<'e> {
     Interpreted(&'e Expression),
     /// Compiled to a function at build time.
     Compiled(CompiledFn),
+    /// Compiled to a function that takes the value by value (it moves it into the result: the
+    /// families' `{type: 'function', function: @}`).
+    CompiledOwned(fn(Value) -> Result<Value, JmesError>),
 }
 
 impl Transform<'_> {
     /// `jmespath.search(expression, value)`.
-    pub fn apply(self, value: &Value) -> Result<Value, JmesError> {
+    pub fn apply(self, value: Value) -> Result<Value, JmesError> {
         match self {
-            Transform::Interpreted(expression) => expression.search(value),
-            Transform::Compiled(f) => f(value),
+            Transform::Interpreted(expression) => expression.search(&value),
+            Transform::Compiled(f) => f(&value),
+            Transform::CompiledOwned(f) => f(value),
         }
     }
 }
@@ -271,7 +275,7 @@ pub fn parse_json<'a>(
         Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
     };
     if let Some((transform, transform_pointer)) = transform {
-        value = transform.apply(&value).map_err(|e| {
+        value = transform.apply(value).map_err(|e| {
             ParseError::new(transform_pointer, ParseErrorKind::Transform(e.message))
         })?;
     }
