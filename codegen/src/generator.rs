@@ -246,8 +246,16 @@ impl Emitter<'_> {
                 }
             });
         }
+        // An object whose dict is its own regex's named groups reads them from the match,
+        // borrowed, instead of a dict built for it (see `support::Fields`).
+        let from_fields = stages.as_ref().is_some_and(|s| {
+            s.regex.as_ref().is_some_and(|r| r.named_groups)
+                && s.iterator.is_none()
+                && s.key_value.is_none()
+        }) && parser.is_none()
+            && matches!(value, ValuePlan::Object(o) if o.arms == ObjectArms::Dict);
         if let Some(stages) = stages {
-            body.extend(stages_code(stages, &pointer));
+            body.extend(stages_code(stages, &pointer, from_fields));
         }
         if let Some(step) = parser {
             let kind = match step.parser.kind {
@@ -261,7 +269,9 @@ impl Emitter<'_> {
                 Some(t) => {
                     let tp = lit(t.pointer);
                     let name = id(&t.name);
-                    if t.compiled {
+                    if t.owned {
+                        quote!(Some((support::Transform::CompiledOwned(#name), #tp)))
+                    } else if t.compiled {
                         quote!(Some((support::Transform::Compiled(#name), #tp)))
                     } else {
                         quote!(Some((support::Transform::Interpreted(&*#name), #tp)))
@@ -283,7 +293,7 @@ impl Emitter<'_> {
             ValuePlan::Boolean => quote!(support::to_boolean(content, #pointer)?),
             ValuePlan::Json => quote!(content.into_value()),
             ValuePlan::Array(array) => self.array(array, &pointer, items),
-            ValuePlan::Object(object) => self.object(plan, object, items),
+            ValuePlan::Object(object) => self.object(plan, object, items, from_fields),
         };
         let ty = plan.ty.tokens();
         let ret = if plan.ty.is_value() {
@@ -360,15 +370,20 @@ impl Emitter<'_> {
         }
     }
 
+    /// `from_fields`: `content` is already the object's `support::Fields` (its regex's groups).
     fn object(
         &self,
         node: &NodePlan<'_>,
         object: &ObjectPlan<'_>,
         items: &mut Vec<TokenStream>,
+        from_fields: bool,
     ) -> TokenStream {
         let pointer = lit(&node.node.pointer);
         let struct_name = id(&object.struct_name);
         let single_arm = object.arms != ObjectArms::Both;
+        let group_names = from_fields
+            .then(|| node.node.regex.as_ref().map(|p| p.regex.group_names()))
+            .flatten();
         let mut fields = Vec::new(); // struct field declarations
         let mut consts = Vec::new(); // associated constants
         let mut declare = Vec::new(); // `let slot_x: Slot<T>;` (both arms)
@@ -425,6 +440,21 @@ impl Emitter<'_> {
                 shape,
                 ..
             } = &**field;
+            // From a match's groups, the group's number is known here: no lookup by name.
+            let take = match group_names {
+                Some(names) => {
+                    let group = names
+                        .iter()
+                        .position(|n| n.as_deref() == Some(&**key))
+                        .map_or(0, |i| i + 1);
+                    let key = lit(key);
+                    quote!(map.take_group(#key, #group))
+                }
+                None => {
+                    let key = lit(key);
+                    quote!(map.take(#key))
+                }
+            };
             let key = lit(key);
             property_keys.push(key.clone());
             let func = id(&child.func);
@@ -461,8 +491,8 @@ impl Emitter<'_> {
                 &slot,
                 slot_decl,
                 quote! {
-                    match map.get_mut(#key) {
-                        Some(value) => Slot::keeping_null(#func(Content::Value(std::mem::take(value)))?#to_slot_value),
+                    match #take {
+                        Some(content) => Slot::keeping_null(#func(content)?#to_slot_value),
                         None => #absent,
                     }
                 },
@@ -542,17 +572,17 @@ impl Emitter<'_> {
             extras_loop = match (moves_whole_map, single_arm) {
                 // The dict arm binds the map as the slot itself.
                 (true, true) => quote!(),
-                (true, false) => quote!(#extras_slot = map;),
+                (true, false) => quote!(#extras_slot = map.into_map();),
                 (false, true) => quote! {
                     let mut #extras_slot = Map::new();
-                    for (key, value) in map {
+                    for (key, value) in map.beyond(&[#(#property_keys),*]) {
                         #skip
                         #extras_slot.insert(key, #convert);
                     }
                 },
                 (false, false) => quote! {
                     let mut additional = Map::new();
-                    for (key, value) in map {
+                    for (key, value) in map.beyond(&[#(#property_keys),*]) {
                         #skip
                         additional.insert(key, #convert);
                     }
@@ -658,15 +688,23 @@ impl Emitter<'_> {
             }
             ObjectArms::Dict => {
                 let moves_whole_map = object.extras.as_ref().is_some_and(|e| e.moves_whole_map);
-                let input = match object.map_binding() {
+                let input = match (object.map_binding(), from_fields) {
+                    _ if moves_whole_map && from_fields => {
+                        quote!(let #extras_slot = content.into_map();)
+                    }
                     _ if moves_whole_map => {
                         quote!(let #extras_slot = support::object_dict(content, #pointer)?;)
                     }
-                    (false, _) => quote!(support::object_dict(content, #pointer)?;),
-                    (true, false) => quote!(let map = support::object_dict(content, #pointer)?;),
-                    (true, true) => {
-                        quote!(let mut map = support::object_dict(content, #pointer)?;)
-                    }
+                    ((false, _), true) => quote!(let _ = content;),
+                    ((true, false), true) => quote!(let map = content;),
+                    ((true, true), true) => quote!(let mut map = content;),
+                    ((false, _), false) => quote!(support::object_dict(content, #pointer)?;),
+                    ((true, false), false) => quote! {
+                        let map = support::Fields::from(support::object_dict(content, #pointer)?);
+                    },
+                    ((true, true), false) => quote! {
+                        let mut map = support::Fields::from(support::object_dict(content, #pointer)?);
+                    },
                 };
                 quote! {
                     #input
@@ -680,10 +718,13 @@ impl Emitter<'_> {
                 } else {
                     quote!(_)
                 };
-                let dict_pattern = match object.map_binding() {
-                    (false, _) => quote!(_),
-                    (true, false) => quote!(map),
-                    (true, true) => quote!(mut map),
+                let (dict_pattern, dict_fields) = match object.map_binding() {
+                    (false, _) => (quote!(_), quote!()),
+                    (true, false) => (quote!(dict), quote!(let map = support::Fields::from(dict);)),
+                    (true, true) => (
+                        quote!(dict),
+                        quote!(let mut map = support::Fields::from(dict);),
+                    ),
                 };
                 quote! {
                     #(#declare)*
@@ -692,6 +733,7 @@ impl Emitter<'_> {
                             #(#from_text)*
                         }
                         ObjectInput::Dict(#dict_pattern) => {
+                            #dict_fields
                             #(#from_dict)*
                             #extras_loop
                         }
@@ -710,7 +752,8 @@ impl Emitter<'_> {
 }
 
 /// Substitutions, then `x-regex`, `x-regex-iterator`, `x-regex-key-value`.
-fn stages_code(stages: &Stages<'_>, pointer: &Literal) -> TokenStream {
+/// `fields`: the regex's named groups are the object's `support::Fields` (see `Generator::object`).
+fn stages_code(stages: &Stages<'_>, pointer: &Literal, fields: bool) -> TokenStream {
     let mut subs = TokenStream::new();
     for (regex, replacement, p) in &stages.substitutions {
         let (regex, replacement, p) = (id(regex), id(replacement), lit(p));
@@ -722,8 +765,13 @@ fn stages_code(stages: &Stages<'_>, pointer: &Literal) -> TokenStream {
         Some(step) => {
             let regex = id(&step.regex);
             let pp = lit(step.pointer);
+            let search = if fields {
+                quote!(search_fields)
+            } else {
+                quote!(search)
+            };
             quote! {
-                let Some(content) = support::search(&#regex, text, #pp)? else {
+                let Some(content) = support::#search(&#regex, text, #pp)? else {
                     return Ok(None);
                 };
             }
@@ -751,10 +799,15 @@ fn stages_code(stages: &Stages<'_>, pointer: &Literal) -> TokenStream {
             #code
         };
     }
+    let output = if fields {
+        quote!(support::Fields)
+    } else {
+        quote!(Content)
+    };
     quote! {
         let text = support::regex_input(content, #pointer)?;
         #subs
-        fn stages<'t>(text: &'t str) -> Result<Option<Content<'t>>, ParseError> {
+        fn stages<'t>(text: &'t str) -> Result<Option<#output<'t>>, ParseError> {
             #code
             Ok(Some(content))
         }

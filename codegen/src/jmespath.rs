@@ -65,6 +65,73 @@ pub fn compile_function(
     })
 }
 
+/// For a multi-select hash that places the input itself (`@`) under one key — the families'
+/// `{type: 'function', function: @}` — a `fn #name(v: Value) -> Result<Value, JmesError>` that
+/// moves the input into its place instead of copying it (the parsed JSON is not used again).
+/// `None` for any other expression (then [`compile_function`] applies).
+pub fn compile_owned_function(
+    expression: &Expression,
+    name: &Ident,
+    doc: &str,
+    rt: &TokenStream,
+) -> Option<TokenStream> {
+    let Ast::MultiSelectHash(pairs) = expression.ast() else {
+        return None;
+    };
+    if pairs
+        .iter()
+        .filter(|p| matches!(p.value, Ast::Current))
+        .count()
+        != 1
+    {
+        return None;
+    }
+    let mut compiler = Compiler::default();
+    let input = Ident::new("r", Span::call_site());
+    let mut locals = Vec::new();
+    let mut inserts = Vec::new();
+    for (i, pair) in pairs.iter().enumerate() {
+        let key = &pair.key;
+        if matches!(pair.value, Ast::Current) {
+            inserts.push(quote!(m.insert(String::from(#key), v);));
+            continue;
+        }
+        let local = format_ident!("value_{}", i);
+        let code = compiler.node(&pair.value, &input)?.into_owned();
+        locals.push(quote!(let #local: Value = #code;));
+        inserts.push(quote!(m.insert(String::from(#key), #local);));
+    }
+    let Uses { jp, cow, lazy, .. } = compiler.uses;
+    let mut imports = quote!(use #rt::value::{Map, Value};);
+    if jp {
+        imports.extend(quote!(use #rt::jmespath::compiled as jp;));
+    }
+    if cow {
+        imports.extend(quote!(
+            use ::std::borrow::Cow;
+        ));
+    }
+    if lazy {
+        imports.extend(quote!(use #rt::once_cell::sync::Lazy;));
+    }
+    let n = Literal::usize_unsuffixed(pairs.len());
+    Some(quote! {
+        #[doc = #doc]
+        fn #name(v: #rt::value::Value) -> ::core::result::Result<#rt::value::Value, #rt::jmespath::JmesError> {
+            #imports
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let r = &v;
+            #(#locals)*
+            let _ = r;
+            let mut m = Map::with_capacity(#n);
+            #(#inserts)*
+            Ok(Value::Object(m))
+        }
+    })
+}
+
 /// Test and bench support: the `__compiled_jmespath_table!` macro's expansion. Reads the JSON
 /// file `relative` (under `manifest_dir`), collects every string under an `"expression"` key
 /// anywhere in it, and returns a block evaluating to a `&'static [(&str, CompiledFn)]` with one

@@ -140,6 +140,8 @@ pub struct Stages<'s> {
 pub struct PatternStep<'s> {
     pub regex: String,
     pub pointer: &'s str,
+    /// The pattern has named groups (its match is a dict).
+    pub named_groups: bool,
 }
 
 /// `x-parser` and its transform.
@@ -155,6 +157,9 @@ pub struct ParserStep<'s> {
 pub struct TransformStep<'s> {
     pub name: String,
     pub compiled: bool,
+    /// The compiled function takes the parsed value by value (see
+    /// `jmespath::compile_owned_function`).
+    pub owned: bool,
     pub pointer: &'s str,
 }
 
@@ -499,8 +504,19 @@ impl Planner {
                     t.expression.source()
                 );
                 let ident = Ident::new(&compiled_name, Span::call_site());
-                // A transform that wraps the parsed value whole (`{type: 'function', function:
-                // @}`) moves it through the interpreter's owned path; compiled code takes the
+                if let Some(function) =
+                    crate::jmespath::compile_owned_function(&t.expression, &ident, &doc, &self.rt)
+                {
+                    statics.push(Static::CompiledTransform { function });
+                    return TransformStep {
+                        name: compiled_name,
+                        compiled: true,
+                        owned: true,
+                        pointer: &t.pointer,
+                    };
+                }
+                // Other transforms that move the parsed value into their result (`[@][].{…}`,
+                // `[].{…}`) go through the interpreter's owned path; compiled code takes the
                 // value by reference and would copy it.
                 let compiled = (!t.expression.moves_data())
                     .then(|| {
@@ -513,6 +529,7 @@ impl Planner {
                         TransformStep {
                             name: compiled_name,
                             compiled: true,
+                            owned: false,
                             pointer: &t.pointer,
                         }
                     }
@@ -525,6 +542,7 @@ impl Planner {
                         TransformStep {
                             name,
                             compiled: false,
+                            owned: false,
                             pointer: &t.pointer,
                         }
                     }
@@ -602,6 +620,7 @@ impl Planner {
             PatternStep {
                 regex: self.regex(format!("{up}_REGEX"), p, statics),
                 pointer: &p.pointer,
+                named_groups: p.regex.has_named_groups(),
             }
         });
         let iterator = node.iterator.as_ref().map(|p| {
@@ -613,6 +632,7 @@ impl Planner {
             PatternStep {
                 regex: self.regex(format!("{up}_ITERATOR"), p, statics),
                 pointer: &p.pointer,
+                named_groups: false,
             }
         });
         let key_value = node.key_value.as_ref().map(|p| {
@@ -623,6 +643,7 @@ impl Planner {
             PatternStep {
                 regex: self.regex(format!("{up}_KEY_VALUE"), p, statics),
                 pointer: &p.pointer,
+                named_groups: false,
             }
         });
         *kinds = after;

@@ -44,5 +44,5 @@ fuzz_target!(|data: &[u8]| {
             show(&one_shot),
             show(&last)
         );
-    }
+    };
 });

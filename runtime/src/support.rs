@@ -152,13 +152,7 @@ pub fn substitute<'t>(
 /// otherwise the one unnamed group (None when it did not take part).
 pub fn match_content<'t>(regex: &PyRegex, caps: &Captures<'t>) -> Content<'t> {
     if regex.has_named_groups() {
-        let mut map = Map::new();
-        for (i, name) in regex.group_names().iter().enumerate() {
-            if let (Some(name), Some(text)) = (name, caps.get(i + 1)) {
-                map.insert(name.clone(), Value::String(text.to_owned()));
-            }
-        }
-        return Content::Value(Value::Object(map));
+        return Content::Value(Value::Object(group_dict(regex, caps)));
     }
     match caps.get(1) {
         Some(text) => Content::borrowed(text),
@@ -237,24 +231,26 @@ pub enum Transform<'e> {
     Interpreted(&'e Expression),
     /// Compiled to a function at build time.
     Compiled(CompiledFn),
+    /// Compiled to a function that takes the value by value (it moves it into the result: the
+    /// families' `{type: 'function', function: @}`).
+    CompiledOwned(fn(Value) -> Result<Value, JmesError>),
 }
 
 impl Transform<'_> {
-    /// `jmespath.search(expression, value)`.
-    pub fn apply(self, value: &Value) -> Result<Value, JmesError> {
-        match self {
-            Transform::Interpreted(expression) => expression.search(value),
-            Transform::Compiled(f) => f(value),
-        }
-    }
-
-    /// [`Transform::apply`] on a value that is not needed afterwards: the interpreter moves it
-    /// into the result where it can ([`Expression::search_owned`]).
-    pub fn apply_owned(self, value: Value) -> Result<Value, JmesError> {
+    /// `jmespath.search(expression, value)` on a value that is not needed afterwards: it is
+    /// moved into the result where it can be ([`Expression::search_owned`], or a compiled
+    /// function that takes it by value).
+    pub fn apply(self, value: Value) -> Result<Value, JmesError> {
         match self {
             Transform::Interpreted(expression) => expression.search_owned(value),
             Transform::Compiled(f) => f(&value),
+            Transform::CompiledOwned(f) => f(value),
         }
+    }
+
+    /// The same as [`Transform::apply`].
+    pub fn apply_owned(self, value: Value) -> Result<Value, JmesError> {
+        self.apply(value)
     }
 }
 
@@ -289,7 +285,7 @@ pub fn parse_json<'a>(
         Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
     };
     if let Some((transform, transform_pointer)) = transform {
-        value = transform.apply_owned(value).map_err(|e| {
+        value = transform.apply(value).map_err(|e| {
             ParseError::new(transform_pointer, ParseErrorKind::Transform(e.message))
         })?;
     }
@@ -687,4 +683,169 @@ pub fn unexpected_null(pointer: &str) -> ParseError {
 /// model output: the stages then borrow from the input directly.
 pub fn regex_input_slice<'a>(content: Content<'a>, pointer: &str) -> Result<&'a str, ParseError> {
     stage_text(&content, pointer)
+}
+
+/// The keys of an object node's dict input, for generated code: a dict (JSON from a parser, a
+/// key-value stage) or — without building one — the named groups of the node's own `x-regex`
+/// match, which is what [`match_content`] would turn into a dict. Why: building that dict copies
+/// every group's name and text into a hashed map for every message, only for the generated code
+/// to take each value out again; the groups are slices of the input, so the fields borrow them.
+#[derive(Debug)]
+pub enum Fields<'t> {
+    /// A dict.
+    Map(Map),
+    /// A match's named groups (the non-participating ones are not keys, as in the dict).
+    Groups {
+        /// The regex, for its group names.
+        regex: &'static PyRegex,
+        /// The match.
+        captures: Captures<'t>,
+    },
+}
+
+impl<'t> Fields<'t> {
+    /// Takes a key's value out (a group's text, borrowed); `None` when it is not a key.
+    pub fn take(&mut self, key: &str) -> Option<Content<'t>> {
+        match self {
+            Fields::Map(map) => map
+                .get_mut(key)
+                .map(|value| Content::Value(std::mem::take(value))),
+            Fields::Groups { regex, captures } => {
+                let i = regex
+                    .group_names()
+                    .iter()
+                    .position(|name| name.as_deref() == Some(key))?;
+                captures.get(i + 1).map(Content::borrowed)
+            }
+        }
+    }
+
+    /// [`Fields::take`] for generated code, which knows the key's group number in the regex
+    /// (`0`: no group has that name).
+    pub fn take_group(&mut self, key: &str, group: usize) -> Option<Content<'t>> {
+        match self {
+            Fields::Map(_) => self.take(key),
+            Fields::Groups { captures, .. } if group > 0 => {
+                captures.get(group).map(Content::borrowed)
+            }
+            Fields::Groups { .. } => None,
+        }
+    }
+
+    /// The dict, with owned values (for text that will not outlive this call).
+    pub fn into_map(self) -> Map {
+        match self {
+            Fields::Map(map) => map,
+            Fields::Groups { regex, captures } => group_dict(regex, &captures),
+        }
+    }
+
+    /// The same fields, not borrowing (the groups become a dict).
+    pub fn into_owned(self) -> Fields<'static> {
+        Fields::Map(self.into_map())
+    }
+}
+
+impl<'t> Fields<'t> {
+    /// The keys not in `known` with their values, in the dict's order: an object's
+    /// `additionalProperties`. Groups named in `known` are skipped before anything is copied.
+    pub fn beyond<'k>(self, known: &'k [&'k str]) -> Beyond<'t, 'k> {
+        match self {
+            Fields::Map(map) => Beyond::Map(map.into_iter(), known),
+            Fields::Groups { regex, captures } => Beyond::Groups {
+                regex,
+                captures,
+                next: 0,
+                known,
+            },
+        }
+    }
+}
+
+/// What [`Fields::beyond`] iterates.
+#[derive(Debug)]
+pub enum Beyond<'t, 'k> {
+    /// A dict's entries.
+    #[doc(hidden)]
+    Map(crate::value::IntoIter, &'k [&'k str]),
+    /// A match's named groups, from group `next`.
+    #[doc(hidden)]
+    Groups {
+        regex: &'static PyRegex,
+        captures: Captures<'t>,
+        next: usize,
+        known: &'k [&'k str],
+    },
+}
+
+impl Iterator for Beyond<'_, '_> {
+    type Item = (String, Value);
+
+    fn next(&mut self) -> Option<(String, Value)> {
+        match self {
+            Beyond::Map(entries, known) => entries.find(|(key, _)| !known.contains(&key.as_str())),
+            Beyond::Groups {
+                regex,
+                captures,
+                next,
+                known,
+            } => {
+                let names = regex.group_names();
+                while let Some(name) = names.get(*next) {
+                    let i = *next;
+                    *next += 1;
+                    let Some(name) = name.as_deref() else {
+                        continue;
+                    };
+                    if known.contains(&name) {
+                        continue;
+                    }
+                    if let Some(text) = captures.get(i + 1) {
+                        return Some((name.to_owned(), Value::String(text.to_owned())));
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
+impl From<Map> for Fields<'_> {
+    fn from(map: Map) -> Self {
+        Fields::Map(map)
+    }
+}
+
+impl IntoIterator for Fields<'_> {
+    type Item = (String, Value);
+    type IntoIter = crate::value::IntoIter;
+
+    /// Every key and value, in the dict's order (the groups' order in the pattern).
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_map().into_iter()
+    }
+}
+
+/// A match's named groups as the reference's dict (groups that did not take part are left out).
+fn group_dict(regex: &PyRegex, caps: &Captures<'_>) -> Map {
+    let mut map = Map::new();
+    for (i, name) in regex.group_names().iter().enumerate() {
+        if let (Some(name), Some(text)) = (name, caps.get(i + 1)) {
+            map.insert(name.clone(), Value::String(text.to_owned()));
+        }
+    }
+    map
+}
+
+/// [`search`] for an object node whose `x-regex` has named groups: its fields, borrowed from the
+/// match; `None` when nothing matches.
+pub fn search_fields<'t>(
+    regex: &'static PyRegex,
+    text: &'t str,
+    pointer: &str,
+) -> Result<Option<Fields<'t>>, ParseError> {
+    let found = regex
+        .search(text)
+        .map_err(|e| ParseError::regex(pointer, e))?;
+    Ok(found.map(|captures| Fields::Groups { regex, captures }))
 }

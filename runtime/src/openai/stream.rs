@@ -62,12 +62,54 @@ struct OpenCall {
 }
 
 impl Region {
+    /// A chunk of this text region's raw text: sends what of it is the value's (see
+    /// [`TextMode`]), appending it to `out`, the message's text of the field.
+    fn on_text(&mut self, text: &str, out: &mut String, sink: &mut Sink<'_>) {
+        match self.mode {
+            TextMode::Kept => self.send(text, out, sink),
+            TextMode::Held => {}
+            TextMode::Stripped => {
+                let mut t: &str = text;
+                if !self.started {
+                    t = t.trim_start_matches(is_space);
+                    self.started = !t.is_empty();
+                }
+                // Trailing whitespace waits for text after it; the held whitespace goes out
+                // with that text, in one delta. The buffer is reused: no allocation per chunk.
+                let keep = t.trim_end_matches(is_space).len();
+                if keep == 0 {
+                    self.pending_ws.push_str(t);
+                } else if self.pending_ws.is_empty() {
+                    self.send(&t[..keep], out, sink);
+                    self.pending_ws.push_str(&t[keep..]);
+                } else {
+                    let mut all = std::mem::take(&mut self.pending_ws);
+                    all.push_str(&t[..keep]);
+                    self.send(&all, out, sink);
+                    all.clear();
+                    all.push_str(&t[keep..]);
+                    self.pending_ws = all;
+                }
+            }
+        }
+    }
+
     /// Sends text of this region (or holds it, for a region the prompt opened).
-    fn send(&mut self, text: &str, state: &mut State, sink: &mut Sink<'_>) {
+    fn send(&mut self, text: &str, out: &mut String, sink: &mut Sink<'_>) {
+        if text.is_empty() {
+            return;
+        }
         self.sent.push_str(text);
         match &mut self.muted {
             Some(held) => held.push_str(text),
-            None => state.send_text(self.kind, text, sink),
+            None => {
+                out.push_str(text);
+                match self.kind {
+                    FieldKind::Content => sink(Delta::Content(text)),
+                    FieldKind::Reasoning => sink(Delta::Reasoning(text)),
+                    _ => {}
+                }
+            }
         }
     }
 }
@@ -196,6 +238,8 @@ struct State {
 pub struct DeltaStream<'s> {
     inner: Box<dyn MessageStream + 's>,
     started: bool,
+    /// The stream keeps everything fed ([`MessageStream::output`]): no copy per chunk here.
+    output_kept: bool,
     state: State,
 }
 
@@ -216,6 +260,7 @@ impl<'s> DeltaStream<'s> {
         ids: Box<dyn IdPolicy>,
     ) -> Self {
         DeltaStream {
+            output_kept: stream.output().is_some(),
             inner: stream,
             started: false,
             state: State {
@@ -344,7 +389,10 @@ impl<'s> DeltaStream<'s> {
             return Err(refused.clone());
         }
         self.start(sink);
-        self.state.fed.push_str(chunk);
+        if !self.output_kept {
+            // A stream that does not keep its output: the adapter keeps a copy.
+            self.state.fed.push_str(chunk);
+        }
         let state = &mut self.state;
         self.inner
             .feed_with(chunk, &mut |e| state.on_event(e, sink))?;
@@ -376,6 +424,9 @@ impl<'s> DeltaStream<'s> {
     ) -> Result<(Value, Vec<RejectedCall>), ParseError> {
         self.start(sink);
         let mut state = self.state;
+        if self.output_kept {
+            state.fed = self.inner.output().unwrap_or("").to_owned();
+        }
         let message = self.inner.finish_with(&mut |e| state.on_event(e, sink))?;
         let message = state.reconcile(&message, sink);
         if let Some(refused) = state.refused {
@@ -450,15 +501,20 @@ impl State {
         });
     }
 
-    /// Takes the open region of `field` out (opening one if the stream sent no `RegionOpen`).
-    fn take_region(&mut self, field: &str) -> Region {
-        let at = match self.regions.iter().rposition(|r| r.field == field) {
+    /// Where the open region of `field` is (opening one if the stream sent no `RegionOpen`).
+    fn region_at(&mut self, field: &str) -> usize {
+        match self.regions.iter().rposition(|r| r.field == field) {
             Some(at) => at,
             None => {
                 self.open(field);
                 self.regions.len() - 1
             }
-        };
+        }
+    }
+
+    /// Takes the open region of `field` out (opening one if the stream sent no `RegionOpen`).
+    fn take_region(&mut self, field: &str) -> Region {
+        let at = self.region_at(field);
         self.regions.remove(at)
     }
 
@@ -469,42 +525,32 @@ impl State {
             Event::Malformed(_) => {}
             Event::RegionOpen { field } => self.open(field),
             Event::RegionChunk { field, text, dirty } => {
-                let mut region = self.take_region(field);
-                let is_text = matches!(region.kind, FieldKind::Content | FieldKind::Reasoning);
-                if !is_text {
+                let at = self.region_at(field);
+                let kind = self.regions[at].kind;
+                if matches!(kind, FieldKind::Content | FieldKind::Reasoning) {
+                    if !dirty {
+                        // In place: a region is too big to move out and back for every chunk.
+                        let State {
+                            regions,
+                            content,
+                            reasoning,
+                            ..
+                        } = self;
+                        let out = if kind == FieldKind::Content {
+                            content
+                        } else {
+                            reasoning
+                        };
+                        regions[at].on_text(&text, out, sink);
+                    }
+                    return;
+                }
+                let mut region = self.regions.remove(at);
+                {
                     // A call's raw text: where its arguments are found as the model wrote them.
                     region.raw.push_str(&text);
                     if region.kind == FieldKind::ToolCalls && region.muted.is_none() {
                         self.read_open_call(&mut region, sink);
-                    }
-                } else if !dirty {
-                    match region.mode {
-                        TextMode::Kept => region.send(&text, self, sink),
-                        TextMode::Held => {}
-                        TextMode::Stripped => {
-                            let mut t: &str = &text;
-                            if !region.started {
-                                t = t.trim_start_matches(is_space);
-                                region.started = !t.is_empty();
-                            }
-                            // Trailing whitespace waits for text after it; the held
-                            // whitespace goes out with that text, in one delta. The buffer is
-                            // reused: no allocation per chunk.
-                            let keep = t.trim_end_matches(is_space).len();
-                            if keep == 0 {
-                                region.pending_ws.push_str(t);
-                            } else if region.pending_ws.is_empty() {
-                                region.send(&t[..keep], self, sink);
-                                region.pending_ws.push_str(&t[keep..]);
-                            } else {
-                                let mut all = std::mem::take(&mut region.pending_ws);
-                                all.push_str(&t[..keep]);
-                                region.send(&all, self, sink);
-                                all.clear();
-                                all.push_str(&t[keep..]);
-                                region.pending_ws = all;
-                            }
-                        }
                     }
                 }
                 self.regions.push(region);

@@ -72,6 +72,12 @@ pub trait MessageStream {
         let _ = on_event;
     }
 
+    /// Everything fed so far (the output, without the prompt prefix), where the parser keeps it:
+    /// adapters read the model's own text there instead of keeping a copy of their own.
+    fn output(&self) -> Option<&str> {
+        None
+    }
+
     /// Ends the output: the last events go to `on_event`, and the message is returned (equal to
     /// the one-shot parse of everything fed).
     fn finish_with(
@@ -93,6 +99,10 @@ impl MessageStream for StreamParser<'_> {
         self.initial_events().into_iter().for_each(on_event);
     }
 
+    fn output(&self) -> Option<&str> {
+        Some(StreamParser::output(self))
+    }
+
     fn finish_with(
         self: Box<Self>,
         on_event: &mut dyn FnMut(Event<'_>),
@@ -104,6 +114,10 @@ impl MessageStream for StreamParser<'_> {
 }
 
 impl MessageStream for XRegexStreamParser<'_> {
+    fn output(&self) -> Option<&str> {
+        Some(XRegexStreamParser::output(self))
+    }
+
     fn feed_with(
         &mut self,
         chunk: &str,

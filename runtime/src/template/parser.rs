@@ -86,6 +86,8 @@ pub struct StreamParser<'t> {
     tools: ToolParams,
     /// The prefix after the last start anchor, then everything fed.
     buffer: String,
+    /// Where the output starts in `buffer` (after the prefix).
+    output_from: usize,
     /// Everything before `pos` has been routed (or consumed by a delimiter).
     pos: usize,
     output: Map,
@@ -134,6 +136,7 @@ impl<'t> StreamParser<'t> {
             template,
             tools: ToolParams::new(tools),
             buffer: String::new(),
+            output_from: 0,
             pos: 0,
             output: template.defaults.clone(),
             current: template.implicit,
@@ -156,7 +159,13 @@ impl<'t> StreamParser<'t> {
                 parser.initial = events;
             }
         }
+        parser.output_from = parser.buffer.len();
         Ok(parser)
+    }
+
+    /// Everything fed so far (the output, without the prompt prefix).
+    pub fn output(&self) -> &str {
+        self.buffer.get(self.output_from..).unwrap_or("")
     }
 
     /// The events produced while reading the prefix (e.g. a prefilled reasoning region opening).

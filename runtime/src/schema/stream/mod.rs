@@ -406,6 +406,11 @@ impl<'p> XRegexStreamParser<'p> {
         self
     }
 
+    /// Everything fed so far.
+    pub fn output(&self) -> &str {
+        &self.buffer
+    }
+
     /// A parser at the start of the output (x-regex schemas read the output alone, so there is
     /// no prompt prefix).
     pub fn new(plan: &'p XRegexPlan) -> Self {

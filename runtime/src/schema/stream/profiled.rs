@@ -107,6 +107,8 @@ pub struct ProfiledStreamParser<'p> {
     markers: Markers<'p>,
     /// The prompt's tail (see [`StreamProfile::prefix_tail`]) followed by the output so far.
     buffer: String,
+    /// Where the output starts in `buffer` (after the prompt's tail).
+    output_from: usize,
     phase: Phase,
     /// Where the marker search of the current phase has looked: complete markers starting
     /// before `scanned - (longest - 1)` were all seen.
@@ -142,6 +144,7 @@ impl<'p> ProfiledStreamParser<'p> {
             profile,
             markers: Markers::new(profile.all_markers()),
             buffer: String::new(),
+            output_from: 0,
             phase: Phase::Start {
                 at: 0,
                 header_done: false,
@@ -168,7 +171,13 @@ impl<'p> ProfiledStreamParser<'p> {
             parser.advance();
             parser.initial = std::mem::take(&mut parser.pending.events);
         }
+        parser.output_from = parser.buffer.len();
         parser
+    }
+
+    /// Everything fed so far (the output, without the prompt's tail).
+    pub fn output(&self) -> &str {
+        self.buffer.get(self.output_from..).unwrap_or("")
     }
 
     /// The same stream, lenient: a call that does not parse is skipped (the ones after it
@@ -947,6 +956,10 @@ impl MessageStream for ProfiledStreamParser<'_> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
         ProfiledStreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn output(&self) -> Option<&str> {
+        Some(ProfiledStreamParser::output(self))
     }
 
     fn initial_events_with(&self, on_event: &mut dyn FnMut(Event<'_>)) {
