@@ -137,3 +137,26 @@ fn literal_that_a_longer_one_extends_is_held_until_decided() {
     assert_chunking_invariant(&spec, text, 4);
     assert_chunking_invariant(&spec, "<call>a</call>>b<xc", 4);
 }
+
+/// `spec_load_parse` found (input kept in tests/fuzz_regressions/spec_load_parse-root-not-object:
+/// spec `{}`, empty output): a schema whose root is not an object returns the text itself
+/// (transformers' `recursive_parse` with `{}` returns its input unchanged), and the lenient parse
+/// gave `{}` and set the output aside instead. Lenient parsing equals the strict parse whenever
+/// that gives a value other than the reference's `None`.
+#[test]
+fn lenient_parse_of_a_schema_whose_root_is_not_an_object() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fuzz_regressions/spec_load_parse-root-not-object"
+    );
+    let data = std::fs::read(path).unwrap();
+    let spec_text = std::str::from_utf8(&data[1..]).unwrap();
+    let spec = Spec::from_json_str(spec_text).unwrap();
+    for output in ["", "Hi <think>there</think>"] {
+        let strict = spec.parse(output).unwrap();
+        assert_eq!(strict, Value::String(output.to_owned()), "{output:?}");
+        let lenient = spec.parse_lenient(output, None).unwrap();
+        assert_eq!(lenient.message, strict, "{output:?}");
+        assert!(lenient.malformed.is_empty(), "{output:?}");
+    }
+}

@@ -53,18 +53,18 @@ impl Schema {
             stage_text: None,
         };
         let message = match parse_node(self.root(), Content::borrowed(text), &mut walk) {
-            Ok(message @ Value::Object(_)) => message,
-            Ok(other) => {
+            // A schema whose root is not an object (`{}` returns the text itself) gives what the
+            // strict parse gives: only the reference's `None` (nothing matched) is no message.
+            Ok(Value::Null) => {
                 malformed.push(Malformed::new(
                     "",
                     text.to_owned(),
-                    format!(
-                        "the output gave {} instead of a message (the root pattern does not match)",
-                        crate::py::python_type(&other)
-                    ),
+                    "the output gave None instead of a message (the root pattern does not match)"
+                        .to_owned(),
                 ));
                 Value::Object(Map::new())
             }
+            Ok(message) => message,
             Err(e) => {
                 malformed.push(Malformed::new(&e.pointer, text.to_owned(), e.to_string()));
                 Value::Object(Map::new())
