@@ -14,6 +14,40 @@ CASES = [
     for name, doc in DOCS
     for case in doc["cases"]
 ]
+# (doc, case) per parameter, for the chunkings below.
+CHUNKED = [
+    pytest.param(name, doc["template"], case, id=f"{name.removesuffix('.json')}/{case['name']}")
+    for name, doc in DOCS
+    for case in doc["cases"]
+]
+
+# As tests/streaming.rs `HELD_BACK`: recorded chunkings whose per-feed events differ from the
+# reference's because chatparse holds back text that an earlier partial match of a delimiter may
+# still claim (the reference routes it at once, and its final message then depends on the
+# chunking). Each must end with the reference's one-shot message; README "Known divergences".
+HELD_BACK = {
+    "edge_delims.json/regex_b/chars",
+    "edge_delims.json/regex_b/size_3",
+    "edge_delims.json/regex_b/random_1",
+    "edge_delims.json/case_insensitive/chars",
+    "edge_delims.json/case_insensitive/size_3",
+    "edge_delims.json/case_insensitive/random_0",
+    "edge_delims.json/case_insensitive/random_2",
+    "edge_delims.json/empty_b/chars",
+    "edge_delims.json/empty_b/size_3",
+    "edge_delims.json/empty_b/random_0",
+    "edge_delims.json/empty_b/random_2",
+    "edge_delims.json/stitched_4/chars",
+    "edge_delims.json/stitched_4/size_3",
+    "edge_delims.json/stitched_11/chars",
+    "edge_delims.json/stitched_11/size_3",
+    "edge_delims.json/stitched_11/random_0",
+    "edge_delims.json/stitched_16/chars",
+    "edge_delims.json/stitched_23/chars",
+    "edge_delims.json/stitched_23/size_3",
+    "edge_delims.json/stitched_23/random_0",
+    "edge_delims.json/stitched_23/random_1",
+}
 
 
 def test_the_corpus_is_all_there():
@@ -64,10 +98,24 @@ def check_chunking(template, case, chunking):
         parser.finalize()
 
 
-@pytest.mark.parametrize("template, case", CASES)
-def test_every_recorded_chunking(template, case):
+def check_held_back(template, case, chunking):
+    """A held-back chunking ends with the reference's one-shot message."""
+    one_shot = next(c for c in case["chunkings"] if c["name"] == "one_shot")
+    parser = chatparse.ResponseParser(template, prefix=case["prefix"], tools=case.get("tools"))
+    for chunk in chunking["chunks"]:
+        parser.feed(chunk)
+    message, _ = parser.finalize()
+    want = one_shot["outcome"]["message"]
+    assert same_value(message, want), f"want {short(want)}\n got {short(message)}"
+
+
+@pytest.mark.parametrize("doc_name, template, case", CHUNKED)
+def test_every_recorded_chunking(doc_name, template, case):
     chunkings = case["chunkings"] or [None]  # none recorded: the constructor raised
     for chunking in chunkings:
+        if chunking is not None and f"{doc_name}/{case['name']}/{chunking['name']}" in HELD_BACK:
+            check_held_back(template, case, chunking)
+            continue
         check_chunking(template, case, chunking)
 
 
