@@ -13,9 +13,23 @@ use crate::error::ParseError;
 use crate::support::{self, Content, ObjectInput};
 
 impl Schema {
-    /// Parse one complete model output into a message, exactly as the reference parser would.
+    /// Parse one complete model output into a message, exactly as the reference parser would;
+    /// then, when the schema has a completeness [`Check`](super::Check), fail where the message
+    /// would leave out a part of the output ([`ParseErrorKind::NotUnderstood`]).
+    ///
+    /// [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        let message = self.parse_schema_only(text)?;
+        if let Some(check) = self.check() {
+            check.verify(text)?;
+        }
+        Ok(message)
+    }
+
+    /// The schema's own parse, exactly the reference's, without the completeness check.
+    pub fn parse_schema_only(&self, text: &str) -> Result<Value, ParseError> {
         parse_node(self.root(), Content::borrowed(text), &mut Walk::strict())
+            .map_err(|e| e.located(text))
     }
 
     /// Parses like [`Schema::parse`], but never fails: a root field or a tool call (an item of a
@@ -45,8 +59,11 @@ impl Schema {
             malformed: Some(&mut malformed),
             catch_here: false,
             stage_text: None,
+            kept: Vec::new(),
         };
-        let message = match parse_node(self.root(), Content::borrowed(text), &mut walk) {
+        let parsed = parse_node(self.root(), Content::borrowed(text), &mut walk);
+        let kept = std::mem::take(&mut walk.kept);
+        let mut message = match parsed {
             Ok(message @ Value::Object(_)) => message,
             Ok(other) => {
                 malformed.push(Malformed::new(
@@ -65,7 +82,72 @@ impl Schema {
             }
         };
         locate(text, &mut malformed);
+        if let Some(check) = self.check() {
+            // When the output as a whole was set aside, so was everything a check could name.
+            if !malformed
+                .iter()
+                .any(|m| m.pointer.is_empty() && m.text == text)
+            {
+                set_aside_unread(check, text, &mut message, &mut malformed, kept);
+            }
+        }
         Lenient { message, malformed }
+    }
+}
+
+/// Sets aside what a completeness check finds: out of the message (the call or field the schema
+/// made of it), into `malformed` with its text and span, in output order. `kept` says which items
+/// of each root array the lenient walk kept (their indices among the items the schema read).
+fn set_aside_unread(
+    check: super::Check,
+    text: &str,
+    message: &mut Value,
+    malformed: &mut Vec<Malformed>,
+    mut kept: Vec<(String, Vec<usize>)>,
+) {
+    use super::ReadAs;
+    let Value::Object(fields) = message else {
+        return;
+    };
+    for unread in check.unread(text) {
+        let pointer = format!("/properties/{}", unread.field);
+        match unread.read_as {
+            ReadAs::Nothing => {}
+            ReadAs::Field => {
+                if fields.shift_remove(unread.field).is_none() {
+                    continue; // set aside by the schema already
+                }
+            }
+            ReadAs::Item(index) => {
+                let Some((_, indices)) = kept.iter_mut().find(|(p, _)| *p == pointer) else {
+                    continue;
+                };
+                let Some(at) = indices.iter().position(|&i| i == index) else {
+                    continue; // set aside by the schema already
+                };
+                let Some(Value::Array(items)) = fields.get_mut(unread.field) else {
+                    continue;
+                };
+                if at < items.len() {
+                    items.remove(at);
+                    indices.remove(at);
+                }
+            }
+        }
+        let (start, end) = unread.span;
+        let reason = ParseError::not_understood(&pointer, unread.what, unread.span, text);
+        let entry = Malformed {
+            field: Some(unread.field.to_owned()),
+            pointer,
+            text: text.get(start..end).unwrap_or_default().to_owned(),
+            span: Some(unread.span),
+            reason: reason.to_string(),
+        };
+        let at = malformed
+            .iter()
+            .position(|m| m.span.is_some_and(|(s, _)| s > start))
+            .unwrap_or(malformed.len());
+        malformed.insert(at, entry);
     }
 }
 
@@ -153,6 +235,9 @@ pub(crate) struct Walk<'m> {
     catch_here: bool,
     /// That text, when the unit failed after its regex stages.
     stage_text: Option<String>,
+    /// For each root array a lenient walk went through (its pointer): the indices of the items
+    /// it kept.
+    kept: Vec<(String, Vec<usize>)>,
 }
 
 impl Walk<'_> {
@@ -161,6 +246,7 @@ impl Walk<'_> {
             malformed: None,
             catch_here: false,
             stage_text: None,
+            kept: Vec::new(),
         }
     }
 
@@ -385,9 +471,17 @@ fn parse_array(
     let items = match &node.items {
         Items::Each(item) if walk.lenient() && is_root_property(node) => {
             let mut kept = Vec::new();
-            for c in support::array_items(content, &node.pointer)? {
-                kept.extend(walk.unit(item, c)?);
+            let mut indices = Vec::new();
+            for (index, c) in support::array_items(content, &node.pointer)?
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(value) = walk.unit(item, c)? {
+                    kept.push(value);
+                    indices.push(index);
+                }
             }
+            walk.kept.push((node.pointer.clone(), indices));
             kept
         }
         Items::Each(item) => support::array_items(content, &node.pointer)?

@@ -493,6 +493,9 @@ impl<'p> XRegexStreamParser<'p> {
         }
         let required: Vec<&str> = root.required.iter().map(String::as_str).collect();
         support::check_required(&required, |k| out.contains_key(k), &root.pointer)?;
+        if let Some(check) = plan.schema.check() {
+            check.verify(&self.buffer)?;
+        }
         let buffer = &self.buffer;
         let events = std::mem::take(&mut self.pending.events)
             .into_iter()
