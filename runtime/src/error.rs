@@ -73,9 +73,19 @@ pub struct ParseError {
     /// (e.g. text a substitution rewrote). The message (`Display`) keeps the reference's wording,
     /// whose line and column count from the snippet.
     pub position: Option<Position>,
-    /// The address of the error's byte while it is inside a snippet of the output, until
+    /// Where the error is while it is inside a snippet of the output, until
     /// [`ParseError::located`] turns it into `position`.
-    anchor: Option<usize>,
+    anchor: Option<Box<Anchor>>,
+}
+
+/// A place in the snippet a node was given: its address (exact when the snippet is a slice of
+/// the output), and the snippet's text with the offset in it (for a snippet that is a copy: a
+/// regex group, text after a substitution).
+#[derive(Debug, Clone)]
+struct Anchor {
+    address: usize,
+    snippet: String,
+    at: usize,
 }
 
 impl PartialEq for ParseError {
@@ -301,7 +311,12 @@ impl ParseError {
     /// Marks byte `at` of `snippet` as where the error is; [`ParseError::located`] turns it into
     /// a [`Position`] when `snippet` is a slice of the output.
     pub(crate) fn anchored(mut self, snippet: &str, at: usize) -> Self {
-        self.anchor = Some(snippet.as_ptr() as usize + at.min(snippet.len()));
+        let at = at.min(snippet.len());
+        self.anchor = Some(Box::new(Anchor {
+            address: snippet.as_ptr() as usize + at,
+            snippet: snippet.to_owned(),
+            at,
+        }));
         self
     }
 
@@ -310,14 +325,22 @@ impl ParseError {
     /// their input; it is idempotent.
     #[doc(hidden)]
     pub fn located(mut self, output: &str) -> Self {
-        if let Some(address) = self.anchor.take() {
+        if let Some(anchor) = self.anchor.take() {
             let start = output.as_ptr() as usize;
             // Both are addresses of live text: the snippet was inside `output` exactly when its
-            // address is in `output`'s range.
-            if let Some(offset) = address
+            // address is in `output`'s range. A copy (a regex group, substituted text) is found
+            // by its text: where it first occurs in the output.
+            let offset = anchor
+                .address
                 .checked_sub(start)
                 .filter(|&offset| offset <= output.len())
-            {
+                .or_else(|| {
+                    (!anchor.snippet.is_empty())
+                        .then(|| output.find(&anchor.snippet))
+                        .flatten()
+                        .map(|found| found + anchor.at)
+                });
+            if let Some(offset) = offset {
                 self.position = Some(Position::in_text(output, offset));
             }
         }
