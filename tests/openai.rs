@@ -586,7 +586,11 @@ fn streamables() -> Vec<Streamable> {
                 prefix: None,
                 tools: None,
                 message: match &c.expect {
-                    Expect::Value(_) if check.is_some_and(|k| !k.unread(&c.input).is_empty()) => {
+                    Expect::Value(_)
+                        if check.is_some_and(|k| {
+                            !k.unread(spec.schema().unwrap(), &c.input).is_empty()
+                        }) =>
+                    {
                         None
                     }
                     Expect::Value(v) => Some(v.clone()),

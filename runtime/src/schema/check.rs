@@ -18,9 +18,13 @@
 //!
 //! [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
 
+use std::borrow::Cow;
+
 use crate::error::ParseError;
 use crate::py::json;
 use crate::value::Value;
+
+use super::Schema;
 
 /// A shipped family's completeness check (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,6 +45,12 @@ pub enum Check {
     /// `llama3_json`: each call object has the keys `name`, `parameters` (or `arguments`) and
     /// `type` only, not both `parameters` and `arguments`.
     Llama3Json,
+    /// The families whose root pattern cuts a `tool_calls` region and whose calls are the
+    /// matches of an `x-regex-iterator` in it (Hermes, Qwen, DeepSeek, Kimi, GLM, MiniMax, …):
+    /// text in the region outside every call (between two calls, after the last) other than
+    /// markup tags (`</tool_call>`, `<|tool_calls_section_end|>`, …) and white space. The
+    /// templates write none; the schemas drop it.
+    CallGaps,
 }
 
 /// A part of the output the schema's message would not carry.
@@ -75,7 +85,8 @@ impl Check {
     /// ```
     /// use chatparse_runtime::schema::Check;
     /// assert_eq!(Check::for_shipped("cohere_command_r7b"), Some(Check::CohereCommandR7b));
-    /// assert_eq!(Check::for_shipped("qwen3"), None);
+    /// assert_eq!(Check::for_shipped("qwen3"), Some(Check::CallGaps));
+    /// assert_eq!(Check::for_shipped("gpt_oss"), None);
     /// ```
     pub fn for_shipped(name: &str) -> Option<Check> {
         Some(match name {
@@ -84,31 +95,29 @@ impl Check {
             "nemotron_nano_v2" => Check::NemotronNanoV2,
             "mistral_nemo" | "mistral_small_3_1" => Check::MistralJsonList,
             "llama3_json" => Check::Llama3Json,
+            "deepseek_r1" | "deepseek_v3_1" | "deepseek_v3_2" | "ernie4_5" | "functionary_v3_1"
+            | "functionary_v3_2" | "gemma4" | "glm4_5" | "hermes" | "kimi_k2" | "minimax_m2"
+            | "mistral_small" | "qwen3" | "qwen3_5" | "qwen3_coder" | "seed_oss" | "smollm3" => {
+                Check::CallGaps
+            }
             _ => return None,
         })
     }
 
-    /// The shipped names that have a check.
-    pub const SHIPPED: &'static [&'static str] = &[
-        "apriel",
-        "cohere_command_r7b",
-        "llama3_json",
-        "mistral_nemo",
-        "mistral_small_3_1",
-        "nemotron_nano_v2",
-    ];
-
-    /// Every part of `text` the family's schema would leave out of the message, in output
-    /// order (empty when the message carries all of it).
+    /// Every part of `text` the family's schema (`schema`, which the call-region check reads
+    /// its patterns from) would leave out of the message, in output order (empty when the
+    /// message carries all of it).
     ///
     /// ```
     /// use chatparse_runtime::schema::Check;
+    /// let schema = chatparse_runtime::Schema::from_json_str(r#"{"type": "object"}"#)?;
     /// let text = r#"<|START_ACTION|>[{"name": "f", "arguments": {}}]<|END_ACTION|>"#;
-    /// let unread = Check::CohereCommandR7b.unread(text);
+    /// let unread = Check::CohereCommandR7b.unread(&schema, text);
     /// assert_eq!(unread.len(), 1);
     /// assert_eq!(&text[unread[0].span.0..unread[0].span.1], r#"{"name": "f", "arguments": {}}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn unread(&self, text: &str) -> Vec<Unread> {
+    pub fn unread(&self, schema: &Schema, text: &str) -> Vec<Unread> {
         let mut out = match self {
             Check::CohereCommandR7b => cohere(text),
             Check::Apriel => list_block(
@@ -135,6 +144,7 @@ impl Check {
             ),
             Check::MistralJsonList => mistral(text),
             Check::Llama3Json => llama3(text),
+            Check::CallGaps => call_gaps(schema, text),
         };
         out.sort_by_key(|u| u.span);
         out
@@ -142,8 +152,8 @@ impl Check {
 
     /// `Ok` when the message carries all of `text`; else the first part it does not, as a
     /// [`ParseErrorKind::NotUnderstood`](crate::ParseErrorKind::NotUnderstood) error.
-    pub fn verify(&self, text: &str) -> Result<(), ParseError> {
-        match self.unread(text).into_iter().next() {
+    pub fn verify(&self, schema: &Schema, text: &str) -> Result<(), ParseError> {
+        match self.unread(schema, text).into_iter().next() {
             None => Ok(()),
             Some(u) => Err(ParseError::not_understood(
                 &format!("/properties/{}", u.field),
@@ -640,4 +650,112 @@ fn opens_call(s: &str) -> bool {
         rest.strip_prefix(k)
             .is_some_and(|r| r.trim_start().starts_with(':'))
     })
+}
+
+// --- text between and after iterated calls -----------------------------------------------------
+
+/// The parts of the `tool_calls` region (the root pattern's group, after the root's
+/// substitutions) outside every match of the calls' iterator that are more than markup and white
+/// space.
+fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let root = schema.root();
+    let (Some(pattern), Some(calls)) = (&root.regex, root.property("tool_calls")) else {
+        return out;
+    };
+    let Some(iterator) = &calls.iterator else {
+        return out;
+    };
+    if calls.regex.is_some() || !calls.substitutions.is_empty() {
+        return out;
+    }
+    let mut rewritten = Cow::Borrowed(text);
+    for sub in &root.substitutions {
+        match crate::support::substitute(
+            rewritten,
+            &sub.pattern.regex,
+            &sub.replacement,
+            &sub.pattern.pointer,
+        ) {
+            Ok(t) => rewritten = t,
+            Err(_) => return out,
+        }
+    }
+    let Some(group) = pattern.regex.group_index("tool_calls") else {
+        return out;
+    };
+    let region = match pattern.regex.search(&rewritten) {
+        Ok(Some(caps)) => match caps.get(group) {
+            Some(region) => region,
+            None => return out,
+        },
+        _ => return out,
+    };
+    let mut at = 0;
+    let mut gaps = Vec::new();
+    for found in iterator.regex.find_iter(region) {
+        let Ok(found) = found else {
+            return out;
+        };
+        gaps.push((at, found.start()));
+        at = found.end().max(at);
+    }
+    gaps.push((at, region.len()));
+    // Where the region is in the output: exact when no substitution rewrote the text before it,
+    // else found by its text.
+    let region_at = slice_offset(text, region);
+    let mut from = 0;
+    for (a, b) in gaps {
+        let gap = region.get(a..b).unwrap_or_default();
+        if markup_only(gap) {
+            continue;
+        }
+        let Some((start, end)) = trimmed(gap, a) else {
+            continue;
+        };
+        let piece = &region[start..end];
+        let span = match region_at {
+            Some(offset) => Some((offset + start, offset + end)),
+            None => find_from(text, piece, from)
+                .or_else(|| text.find(piece))
+                .map(|i| (i, i + piece.len())),
+        };
+        let Some(span) = span else { continue };
+        from = span.1;
+        out.push(Unread {
+            field: "tool_calls",
+            span,
+            what: "text among the tool calls (between two calls or after the last): the \
+                   family's chat template writes the message's text before its calls, and the \
+                   schema would drop this"
+                .to_owned(),
+            read_as: ReadAs::Nothing,
+        });
+    }
+    out
+}
+
+/// Where `slice` starts in `text`, when it is a slice of it.
+fn slice_offset(text: &str, slice: &str) -> Option<usize> {
+    (slice.as_ptr() as usize)
+        .checked_sub(text.as_ptr() as usize)
+        .filter(|&offset| offset + slice.len() <= text.len())
+}
+
+/// Whether `s` is nothing but markup tags (`<…>` without white space inside) and white space.
+fn markup_only(s: &str) -> bool {
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        let Some(tag) = rest.strip_prefix('<') else {
+            return false;
+        };
+        let Some(close) = tag.find('>') else {
+            return false;
+        };
+        if tag[..close].chars().any(|c| c.is_whitespace() || c == '<') {
+            return false;
+        }
+        rest = tag[close + 1..].trim_start();
+    }
+    true
 }

@@ -21,7 +21,7 @@ impl Schema {
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
         let message = self.parse_schema_only(text)?;
         if let Some(check) = self.check() {
-            check.verify(text)?;
+            check.verify(self, text)?;
         }
         Ok(message)
     }
@@ -89,17 +89,76 @@ impl Schema {
                 .iter()
                 .any(|m| m.pointer.is_empty() && m.text == text)
             {
-                set_aside_unread(check, text, &mut message, &mut malformed, kept);
+                set_aside_unread(self, check, text, &mut message, &mut malformed, kept);
             }
         }
         Lenient { message, malformed }
     }
 }
 
+/// A lenient walk of one part of a stream (a call, or a field's region) outside a whole-output
+/// parse, as [`Schema::parse_lenient`] parses it: its value with the parts salvaged inside it
+/// (and, for a root array, the items set aside left out), or `None` when it is set aside whole.
+/// `region` runs `after_regex` only (the region is the text after the node's regex stages).
+/// With `check`, the parts of the region it names (calls, or the whole field) are left out too.
+pub(crate) fn parse_part_lenient(
+    schema: &Schema,
+    node: &Node,
+    text: &str,
+    region: bool,
+    check_output: Option<&str>,
+) -> Option<Value> {
+    let mut malformed = Vec::new();
+    let mut walk = Walk {
+        malformed: Some(&mut malformed),
+        catch_here: false,
+        stage_text: None,
+        kept: Vec::new(),
+        output: (text.as_ptr() as usize, text.len()),
+    };
+    let parsed = if region {
+        after_regex(node, Content::borrowed(text), &mut walk)
+    } else {
+        parse_node(node, Content::borrowed(text), &mut walk)
+    };
+    let mut value = parsed.ok()?;
+    let (Some(check), Some(output)) = (schema.check(), check_output) else {
+        return Some(value);
+    };
+    let field = field_of(&node.pointer)?;
+    let mut indices = walk
+        .kept
+        .iter()
+        .find(|(p, _)| *p == node.pointer)
+        .map(|(_, i)| i.clone());
+    for unread in check.unread(schema, output) {
+        if unread.field != field {
+            continue;
+        }
+        match unread.read_as {
+            super::ReadAs::Field => return None,
+            super::ReadAs::Item(index) => {
+                let (Some(indices), Value::Array(items)) = (indices.as_mut(), &mut value) else {
+                    continue;
+                };
+                if let Some(at) = indices.iter().position(|&i| i == index) {
+                    if at < items.len() {
+                        items.remove(at);
+                        indices.remove(at);
+                    }
+                }
+            }
+            super::ReadAs::Nothing => {}
+        }
+    }
+    Some(value)
+}
+
 /// Sets aside what a completeness check finds: out of the message (the call or field the schema
 /// made of it), into `malformed` with its text and span, in output order. `kept` says which items
 /// of each root array the lenient walk kept (their indices among the items the schema read).
 fn set_aside_unread(
+    schema: &Schema,
     check: super::Check,
     text: &str,
     message: &mut Value,
@@ -110,7 +169,7 @@ fn set_aside_unread(
     let Value::Object(fields) = message else {
         return;
     };
-    for unread in check.unread(text) {
+    for unread in check.unread(schema, text) {
         let pointer = format!("/properties/{}", unread.field);
         match unread.read_as {
             ReadAs::Nothing => {}

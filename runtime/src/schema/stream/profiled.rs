@@ -577,11 +577,24 @@ impl<'p> ProfiledStreamParser<'p> {
                 open_at + scan.shape.opener.len()
             };
             let capture = span(&self.buffer, body, close_at);
-            let parsed = crate::schema::interp::parse_node(
-                scan.items,
-                Content::borrowed(capture),
-                &mut crate::schema::interp::Walk::strict(),
-            );
+            let parsed = if self.lenient {
+                // As the lenient one-shot parse reads the call (parts salvaged inside it).
+                crate::schema::interp::parse_part_lenient(
+                    self.schema,
+                    scan.items,
+                    capture,
+                    false,
+                    None,
+                )
+                .ok_or(())
+            } else {
+                crate::schema::interp::parse_node(
+                    scan.items,
+                    Content::borrowed(capture),
+                    &mut crate::schema::interp::Walk::strict(),
+                )
+                .map_err(|_| ())
+            };
             let end = close_at + close_len;
             let Ok(value) = parsed else {
                 if self.lenient {
