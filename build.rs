@@ -85,6 +85,8 @@ const CHECKED: &[(&str, bool, &str)] = &[
     ("qwen3_coder", true, "CallGaps"),
     ("seed_oss", true, "CallGaps"),
     ("smollm3", true, "CallGaps"),
+    ("lfm2", true, "Lfm2"),
+    ("gpt_oss", false, "GptOss"),
 ];
 
 /// `models.rs`: a `response_parser!` module per shipped schema, and the table the CLI's generated

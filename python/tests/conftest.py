@@ -31,6 +31,8 @@ CHECK_REFUSES = {
     ("cohere_command_r7b", "action_single_object_not_list"),
     ("cohere_command_r7b", "plain_text_without_tags"),
     ("gemma4", "content_before_and_after_calls"),
+    ("gpt_oss", "commentary_preamble_is_not_content"),
+    ("gpt_oss", "no_harmony_tokens"),
     ("hermes", "content_after_calls_is_dropped"),
     ("qwen3", "content_after_calls_is_dropped"),
     ("qwen3_coder", "content_after_calls_is_dropped"),

@@ -51,6 +51,12 @@ pub enum Check {
     /// markup tags (`</tool_call>`, `<|tool_calls_section_end|>`, …) and white space. The
     /// templates write none; the schemas drop it.
     CallGaps,
+    /// `lfm2`: nothing after the call lists (`<|tool_call_start|>[…]<|tool_call_end|>`, several
+    /// joined by white space) but the end token.
+    Lfm2,
+    /// `gpt_oss`: nothing outside the harmony messages the schema reads (analysis, final, and
+    /// calls to `functions.*`) but their headers.
+    GptOss,
 }
 
 /// A part of the output the schema's message would not carry.
@@ -86,7 +92,7 @@ impl Check {
     /// use chatparse_runtime::schema::Check;
     /// assert_eq!(Check::for_shipped("cohere_command_r7b"), Some(Check::CohereCommandR7b));
     /// assert_eq!(Check::for_shipped("qwen3"), Some(Check::CallGaps));
-    /// assert_eq!(Check::for_shipped("gpt_oss"), None);
+    /// assert_eq!(Check::for_shipped("granite3_3"), None);
     /// ```
     pub fn for_shipped(name: &str) -> Option<Check> {
         Some(match name {
@@ -100,6 +106,8 @@ impl Check {
             | "mistral_small" | "qwen3" | "qwen3_5" | "qwen3_coder" | "seed_oss" | "smollm3" => {
                 Check::CallGaps
             }
+            "lfm2" => Check::Lfm2,
+            "gpt_oss" => Check::GptOss,
             _ => return None,
         })
     }
@@ -145,6 +153,8 @@ impl Check {
             Check::MistralJsonList => mistral(text),
             Check::Llama3Json => llama3(text),
             Check::CallGaps => call_gaps(schema, text),
+            Check::Lfm2 => lfm2(text),
+            Check::GptOss => gpt_oss(schema, text),
         };
         out.sort_by_key(|u| u.span);
         out
@@ -669,6 +679,10 @@ fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
     if calls.regex.is_some() || !calls.substitutions.is_empty() {
         return out;
     }
+    // No call anywhere: no text among calls (one cheap search before the root pattern's).
+    if !matches!(iterator.regex.search(text), Ok(Some(_))) {
+        return out;
+    }
     let mut rewritten = Cow::Borrowed(text);
     for sub in &root.substitutions {
         match crate::support::substitute(
@@ -758,4 +772,157 @@ fn markup_only(s: &str) -> bool {
         rest = tag[close + 1..].trim_start();
     }
     true
+}
+
+// --- LFM2 --------------------------------------------------------------------------------------
+
+fn lfm2(text: &str) -> Vec<Unread> {
+    const START: &str = "<|tool_call_start|>";
+    const END: &str = "<|tool_call_end|>";
+    let mut out = Vec::new();
+    let Some(first) = text.find(START) else {
+        return out;
+    };
+    let (turn_end, _) = first_end(text, first, &["<|im_end|>", "<|endoftext|>"], false);
+    // The lists the schema joins: `]` <|tool_call_end|> `<|tool_call_start|>` `[`, white space
+    // around each.
+    let mut at = first;
+    loop {
+        let Some(end) = find_from(text, END, at).filter(|&e| e < turn_end) else {
+            return out;
+        };
+        let after = end + END.len();
+        let rest = &text[after..turn_end];
+        let next = rest.trim_start();
+        let joined = text[..end].trim_end().ends_with(']')
+            && next
+                .strip_prefix(START)
+                .is_some_and(|r| r.trim_start().starts_with('['));
+        if joined {
+            at = after + (rest.len() - next.len()) + START.len();
+            continue;
+        }
+        if let Some(span) = trimmed(rest, after) {
+            let second = next.starts_with(START);
+            out.push(Unread {
+                field: "tool_calls",
+                span,
+                what: if second {
+                    "a call list the schema does not join to the ones before it (only white \
+                     space may stand between two lists): the schema would drop it"
+                        .to_owned()
+                } else {
+                    "text after the call lists (<|tool_call_start|>[…]<|tool_call_end|>): LFM2 \
+                     writes nothing there, and the schema would drop it"
+                        .to_owned()
+                },
+                read_as: ReadAs::Nothing,
+            });
+        }
+        return out;
+    }
+}
+
+// --- gpt-oss (harmony) -------------------------------------------------------------------------
+
+/// What the harmony format writes around messages: special tokens, the role, the channels, the
+/// constraint and a recipient.
+fn harmony_scaffold(piece: &str) -> bool {
+    piece.split_whitespace().all(|word| {
+        let mut rest = word;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("<|") {
+                let Some(close) = r.find("|>") else {
+                    return false;
+                };
+                rest = &r[close + 2..];
+                continue;
+            }
+            let end = rest.find("<|").unwrap_or(rest.len());
+            let token = &rest[..end];
+            let known = matches!(
+                token,
+                "assistant" | "analysis" | "commentary" | "final" | "json"
+            ) || token.starts_with("to=functions.");
+            if !known {
+                return false;
+            }
+            rest = &rest[end..];
+        }
+        true
+    })
+}
+
+fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let root = schema.root();
+    let Some(properties) = root.properties.as_deref() else {
+        return out;
+    };
+    // What the schema reads: each field's first match, every call's match (on the stack for a
+    // usual message: the check allocates nothing when all is read).
+    let mut inline = [(0usize, 0usize); 16];
+    let mut count = 0;
+    let mut spilled: Vec<(usize, usize)> = Vec::new();
+    let mut add = |span: (usize, usize)| {
+        if count < inline.len() {
+            inline[count] = span;
+            count += 1;
+        } else {
+            if spilled.is_empty() {
+                spilled.extend_from_slice(&inline);
+            }
+            spilled.push(span);
+        }
+    };
+    for property in properties {
+        let node = &property.node;
+        if let Some(p) = &node.regex {
+            if let Ok(Some(caps)) = p.regex.search(text) {
+                add((caps.start(), caps.end()));
+            }
+        } else if let Some(p) = &node.iterator {
+            for found in p.regex.find_iter(text) {
+                let Ok(found) = found else {
+                    return out;
+                };
+                add((found.start(), found.end()));
+            }
+        }
+    }
+    let read: &mut [(usize, usize)] = if spilled.is_empty() {
+        &mut inline[..count]
+    } else {
+        &mut spilled
+    };
+    read.sort_unstable();
+    let mut at = 0;
+    let gaps = read.iter().map(Some).chain([None]).filter_map(|span| {
+        let gap = match span {
+            Some(&(a, b)) => {
+                let gap = (a > at).then_some((at, a));
+                at = at.max(b);
+                gap
+            }
+            None => Some((at, text.len())),
+        };
+        gap
+    });
+    for (a, b) in gaps {
+        let piece = text.get(a..b).unwrap_or_default();
+        if harmony_scaffold(piece) {
+            continue;
+        }
+        if let Some(span) = trimmed(piece, a) {
+            out.push(Unread {
+                field: "content",
+                span,
+                what: "text outside the harmony messages the schema reads (analysis, final, \
+                       calls to functions.*): the schema would drop it"
+                    .to_owned(),
+                read_as: ReadAs::Nothing,
+            });
+        }
+    }
+    out
 }

@@ -124,6 +124,9 @@ pub struct ProfiledStreamParser<'p> {
     spaces: (usize, usize),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
     lenient: bool,
+    /// The length of the prompt's tail at the start of `buffer` (error positions count from
+    /// after it).
+    tail: usize,
     pending: Pending,
     /// The events the prompt's tail decided, handed out by `initial_events_with`.
     initial: Vec<RawEvent>,
@@ -156,9 +159,11 @@ impl<'p> ProfiledStreamParser<'p> {
             lenient: false,
             pending: Pending::default(),
             initial: Vec::new(),
+            tail: 0,
         };
         let tail = profile.prefix_tail(prefix);
         if !tail.is_empty() {
+            parser.tail = tail.len();
             parser.buffer.push_str(tail);
             parser.advance();
             parser.initial = std::mem::take(&mut parser.pending.events);
@@ -200,7 +205,12 @@ impl<'p> ProfiledStreamParser<'p> {
             let lenient = self.schema.parse_lenient(&self.buffer);
             (lenient.message, lenient.malformed)
         } else {
-            (self.schema.parse(&self.buffer)?, Vec::new())
+            (
+                self.schema
+                    .parse(&self.buffer)
+                    .map_err(|e| e.shifted(&self.buffer, self.tail))?,
+                Vec::new(),
+            )
         };
         let mut events = Vec::new();
         self.final_events(&message, &mut events);
