@@ -216,42 +216,137 @@ fn trimmed(s: &str, at: usize) -> Option<(usize, usize)> {
     (start < end).then_some((at + start, at + end))
 }
 
-/// A JSON value's kind, as JSON names it.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+/// A JSON value read without building it (the schema's parse has decoded it already): where it
+/// is, its kind, and for an object its keys (decoded) with where each value starts.
+struct Shallow<'t> {
+    span: (usize, usize),
+    kind: &'static str,
+    keys: Vec<(Cow<'t, str>, usize)>,
+}
+
+impl Shallow<'_> {
+    fn key(&self, name: &str) -> Option<usize> {
+        self.keys.iter().find(|(k, _)| k == name).map(|(_, at)| *at)
     }
 }
 
-/// The items of the JSON array that starts at `at` (a `[`), each with its byte range; `None`
-/// when the text there is not one.
-fn array_items(text: &str, at: usize) -> Option<Vec<(Value, (usize, usize))>> {
-    let bytes = text.as_bytes();
-    let ws = |mut i: usize| {
-        while bytes.get(i).is_some_and(|b| b" \t\n\r".contains(b)) {
-            i += 1;
+fn ws(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(|b| b" \t\n\r".contains(b)) {
+        i += 1;
+    }
+    i
+}
+
+/// Where the JSON string at `i` (a `"`) ends, past its closing quote.
+fn skip_string(bytes: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        match bytes.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
         }
-        i
+    }
+}
+
+/// Where the JSON value at `i` ends.
+fn skip_value(bytes: &[u8], i: usize) -> Option<usize> {
+    match bytes.get(i)? {
+        b'"' => skip_string(bytes, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match bytes.get(j)? {
+                    b'"' => {
+                        j = skip_string(bytes, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while bytes.get(j).is_some_and(|b| !b",]} \t\n\r".contains(b)) {
+                j += 1;
+            }
+            (j > i).then_some(j)
+        }
+    }
+}
+
+/// The JSON value at `at`, shallowly.
+fn shallow(text: &str, at: usize) -> Option<Shallow<'_>> {
+    let bytes = text.as_bytes();
+    let end = skip_value(bytes, at)?;
+    let kind = match bytes.get(at)? {
+        b'{' => "object",
+        b'[' => "array",
+        b'"' => "string",
+        b't' | b'f' => "boolean",
+        b'n' => "null",
+        _ => "number",
     };
+    let mut keys = Vec::new();
+    if kind == "object" {
+        let mut i = ws(bytes, at + 1);
+        while bytes.get(i) == Some(&b'"') {
+            let key_end = skip_string(bytes, i)?;
+            let raw = text.get(i + 1..key_end - 1)?;
+            let key = if raw.contains('\\') {
+                match json::loads(text.get(i..key_end)?) {
+                    Ok(Value::String(k)) => Cow::Owned(k),
+                    _ => return None,
+                }
+            } else {
+                Cow::Borrowed(raw)
+            };
+            i = ws(bytes, key_end);
+            if bytes.get(i) != Some(&b':') {
+                return None;
+            }
+            let value = ws(bytes, i + 1);
+            keys.push((key, value));
+            i = ws(bytes, skip_value(bytes, value)?);
+            if bytes.get(i) == Some(&b',') {
+                i = ws(bytes, i + 1);
+            }
+        }
+    }
+    Some(Shallow {
+        span: (at, end),
+        kind,
+        keys,
+    })
+}
+
+/// The items of the JSON array that starts at `at` (a `[`), shallowly; `None` when the text
+/// there is not one.
+fn array_items(text: &str, at: usize) -> Option<Vec<Shallow<'_>>> {
+    let bytes = text.as_bytes();
     if bytes.get(at) != Some(&b'[') {
         return None;
     }
     let mut items = Vec::new();
-    let mut i = ws(at + 1);
+    let mut i = ws(bytes, at + 1);
     if bytes.get(i) == Some(&b']') {
         return Some(items);
     }
     loop {
-        let (value, len) = json::raw_decode(text.get(i..)?)?;
-        items.push((value, (i, i + len)));
-        i = ws(i + len);
+        let item = shallow(text, i)?;
+        i = ws(bytes, item.span.1);
+        items.push(item);
         match bytes.get(i) {
-            Some(b',') => i = ws(i + 1),
+            Some(b',') => i = ws(bytes, i + 1),
             Some(b']') => return Some(items),
             _ => return None,
         }
@@ -259,16 +354,17 @@ fn array_items(text: &str, at: usize) -> Option<Vec<(Value, (usize, usize))>> {
 }
 
 /// Checks the keys of one call object: `None` when they are the format's.
-fn item_keys(value: &Value, allowed: &[&str], required: &str, format: &str) -> Option<String> {
-    let Value::Object(map) = value else {
+fn item_keys(item: &Shallow<'_>, allowed: &[&str], required: &str, format: &str) -> Option<String> {
+    if item.kind != "object" {
         return Some(format!(
             "a {} where {format} writes a call object",
-            type_name(value)
+            item.kind
         ));
-    };
-    let unknown: Vec<&str> = map
-        .keys()
-        .map(String::as_str)
+    }
+    let unknown: Vec<&str> = item
+        .keys
+        .iter()
+        .map(|(k, _)| k.as_ref())
         .filter(|k| !allowed.contains(k))
         .collect();
     let wanted = allowed.join(", ");
@@ -281,7 +377,7 @@ fn item_keys(value: &Value, allowed: &[&str], required: &str, format: &str) -> O
             if unknown.len() == 1 { "it" } else { "them" },
         ));
     }
-    if !map.contains_key(required) {
+    if item.key(required).is_none() {
         return Some(format!(
             "a call without \"{required}\" (the keys {format} writes: {wanted})"
         ));
@@ -351,10 +447,18 @@ fn cohere(text: &str) -> Vec<Unread> {
     // The text between markers, each piece with the marker before it.
     let mut at = 0;
     let mut before: Option<&str> = None;
+    // Each marker's next occurrence, found again only once passed (one scan per marker).
+    let mut next_of: [Option<usize>; 7] = COHERE_MARKERS.map(|m| text.find(m));
     while at < cut {
-        let next = COHERE_MARKERS
+        for (slot, m) in next_of.iter_mut().zip(COHERE_MARKERS) {
+            if slot.is_some_and(|i| i < at) {
+                *slot = find_from(text, m, at);
+            }
+        }
+        let next = next_of
             .iter()
-            .filter_map(|m| find_from(text, m, at).map(|i| (i, *m)))
+            .zip(COHERE_MARKERS)
+            .filter_map(|(i, m)| i.map(|i| (i, m)))
             .min_by_key(|(i, _)| *i)
             .filter(|(i, _)| *i < cut);
         let piece_end = next.map_or(cut, |(i, _)| i);
@@ -376,48 +480,46 @@ fn cohere(text: &str) -> Vec<Unread> {
     // The action block the schema read: a JSON list of the template's actions.
     if let Some((block, body, end, block_end)) = action {
         let text_body = text.get(body..end).unwrap_or_default();
-        if let Ok(value) = json::loads(text_body) {
-            let start = body + (text_body.len() - text_body.trim_start().len());
-            match value {
-                Value::Array(_) => {
-                    for (index, (item, span)) in array_items(text, start)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .enumerate()
-                    {
-                        let problem = match &item {
-                            Value::Object(map)
-                                if map.get("tool_name").is_some_and(|n| !n.is_string()) =>
-                            {
-                                Some(format!(
-                                    "a call whose \"tool_name\" is a {}, not a string",
-                                    type_name(map.get("tool_name").unwrap_or(&Value::Null))
-                                ))
-                            }
-                            _ => item_keys(&item, &COHERE_KEYS, "tool_name", "Command R7B"),
-                        };
-                        if let Some(problem) = problem {
-                            out.push(Unread {
-                                field: "tool_calls",
-                                span,
-                                what: format!("action {index}: {problem}"),
-                                read_as: ReadAs::Item(index),
-                            });
-                        }
+        let start = body + (text_body.len() - text_body.trim_start().len());
+        match shallow(text, start) {
+            Some(value) if value.kind == "array" => {
+                for (index, item) in array_items(text, start)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                {
+                    let name_kind = item
+                        .key("tool_name")
+                        .and_then(|at| shallow(text, at))
+                        .map(|v| v.kind);
+                    let problem = match name_kind {
+                        Some(kind) if kind != "string" => Some(format!(
+                            "a call whose \"tool_name\" is a {kind}, not a string"
+                        )),
+                        _ => item_keys(&item, &COHERE_KEYS, "tool_name", "Command R7B"),
+                    };
+                    if let Some(problem) = problem {
+                        out.push(Unread {
+                            field: "tool_calls",
+                            span: item.span,
+                            what: format!("action {index}: {problem}"),
+                            read_as: ReadAs::Item(index),
+                        });
                     }
                 }
-                other => out.push(Unread {
-                    field: "tool_calls",
-                    span: (block, block_end.max(end)),
-                    what: format!(
-                        "the action block holds a JSON {}, not the list of actions Command R7B \
-                         writes ([{{\"tool_call_id\", \"tool_name\", \"parameters\"}}, …]); the \
-                         schema would read no call from it",
-                        type_name(&other)
-                    ),
-                    read_as: ReadAs::Field,
-                }),
             }
+            Some(other) => out.push(Unread {
+                field: "tool_calls",
+                span: (block, block_end.max(end)),
+                what: format!(
+                    "the action block holds a JSON {}, not the list of actions Command R7B \
+                     writes ([{{\"tool_call_id\", \"tool_name\", \"parameters\"}}, …]); the \
+                     schema would read no call from it",
+                    other.kind
+                ),
+                read_as: ReadAs::Field,
+            }),
+            None => {}
         }
     }
     out
@@ -495,11 +597,11 @@ fn list_block(text: &str, f: ListBlock) -> Vec<Unread> {
     let (turn_end, _) = first_end(text, body, f.ends, false);
     let list_at = body + (text[body..].len() - text[body..].trim_start().len());
     if let Some(items) = array_items(text, list_at) {
-        for (index, (item, span)) in items.into_iter().enumerate() {
+        for (index, item) in items.into_iter().enumerate() {
             if let Some(problem) = item_keys(&item, f.keys, "name", f.what) {
                 out.push(Unread {
                     field: "tool_calls",
-                    span,
+                    span: item.span,
                     what: format!("call {index}: {problem}"),
                     read_as: ReadAs::Item(index),
                 });
@@ -561,16 +663,14 @@ fn mistral(text: &str) -> Vec<Unread> {
     let at = body + (text[body..].len() - text[body..].trim_start().len());
     let items = match text.as_bytes().get(at) {
         Some(b'[') => array_items(text, at).unwrap_or_default(),
-        Some(b'{') => json::raw_decode(&text[at..])
-            .map(|(v, len)| vec![(v, (at, at + len))])
-            .unwrap_or_default(),
+        Some(b'{') => shallow(text, at).into_iter().collect(),
         _ => Vec::new(),
     };
-    for (index, (item, span)) in items.into_iter().enumerate() {
+    for (index, item) in items.into_iter().enumerate() {
         if let Some(problem) = item_keys(&item, &["name", "arguments", "id"], "name", "Mistral") {
             out.push(Unread {
                 field: "tool_calls",
-                span,
+                span: item.span,
                 what: format!("call {index}: {problem}"),
                 read_as: ReadAs::Item(index),
             });
@@ -610,17 +710,13 @@ fn llama3(text: &str) -> Vec<Unread> {
         }
     };
     let mut index = 0;
-    while let Some((item, len)) = json::raw_decode(text.get(at..).unwrap_or_default()) {
-        let span = (at, at + len);
+    while let Some(item) = shallow(text, at) {
+        let span = item.span;
         let problem = match &item {
-            Value::Object(map)
-                if map.contains_key("parameters") && map.contains_key("arguments") =>
-            {
-                Some(
-                    "a call with both \"parameters\" and \"arguments\": the schema would keep one"
-                        .to_owned(),
-                )
-            }
+            item if item.key("parameters").is_some() && item.key("arguments").is_some() => Some(
+                "a call with both \"parameters\" and \"arguments\": the schema would keep one"
+                    .to_owned(),
+            ),
             _ => item_keys(
                 &item,
                 &["name", "parameters", "arguments", "type"],
