@@ -993,17 +993,18 @@ fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
     };
     read.sort_unstable();
     let mut at = 0;
-    let gaps = read.iter().map(Some).chain([None]).filter_map(|span| {
-        let gap = match span {
+    let gaps = read
+        .iter()
+        .map(Some)
+        .chain([None])
+        .filter_map(|span| match span {
             Some(&(a, b)) => {
                 let gap = (a > at).then_some((at, a));
                 at = at.max(b);
                 gap
             }
             None => Some((at, text.len())),
-        };
-        gap
-    });
+        });
     for (a, b) in gaps {
         let piece = text.get(a..b).unwrap_or_default();
         if harmony_scaffold(piece) {
