@@ -136,3 +136,18 @@ fn lenient_parsing_keeps_the_valid_calls_and_every_other_part() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// JSON followed only by white space JSON does not allow (a vertical tab): nothing to salvage, so
+/// the call is set aside whole (found by the fuzzer: the salvage cut an empty range).
+#[test]
+fn extra_data_that_is_only_white_space_sets_the_call_aside() {
+    let spec = chatparse::shipped::spec("hermes").unwrap().unwrap();
+    let input = "<tool_call>\n{\"arguments\": {}, \"name\": \"a\"}\u{b}\n</tool_call>";
+    assert!(spec.parse(input).is_err());
+    let lenient = spec.parse_lenient(input, None).unwrap();
+    assert_eq!(lenient.malformed.len(), 1);
+    assert_eq!(
+        lenient.malformed[0].text,
+        "\n{\"arguments\": {}, \"name\": \"a\"}\u{b}\n"
+    );
+}

@@ -5,16 +5,20 @@
 //! out text the model wrote: Command R7B's schema reads the first of several action blocks, gives
 //! no call for a lone action object, and `"name": null` for an action written with
 //! `name`/`arguments`; Apriel's and Nemotron's read the first call list and swallow what follows
-//! it; the Mistral and Llama schemas drop keys a call item should not have. A [`Check`] sits above
+//! it; the Mistral and Llama schemas drop keys a call item should not have; the schemas whose
+//! calls are iterated in a region (Hermes, Qwen, DeepSeek, …) drop text between or after the
+//! calls; LFM2's drops text after its call lists, gpt-oss's text outside the messages it reads.
+//! A [`Check`] sits above
 //! such a schema (attached by [`Schema::with_check`]; `chatparse::shipped` attaches each family's):
 //! it reads the output as the family's chat template writes it and names every part the message
 //! would not carry. Strict parsing then fails with [`ParseErrorKind::NotUnderstood`] (what, and
 //! where); lenient parsing sets the part aside as a [`Malformed`](super::Malformed) with its text
 //! and span and keeps the rest.
 //!
-//! A check only reads the output text, so the interpreter and the generated parsers run the same
-//! one. It looks at output whose schema parse succeeded: what the schema itself refuses is
-//! reported by the schema.
+//! A check reads the output text (and, for the call region and gpt-oss, the schema's own
+//! patterns), so the interpreter, the streams and the generated parsers run the same one. It
+//! looks at output whose schema parse succeeded: what the schema itself refuses is reported by
+//! the schema.
 //!
 //! [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
 

@@ -363,9 +363,8 @@ fn salvage_json(text: &str, e: &ParseError, node: &Node, walk: &mut Walk<'_>) ->
             let at = json::error_byte(text, error);
             let head = text.get(..at)?;
             let value = json::loads(head).ok()?;
-            let rest = text.get(at..)?;
-            let start = at + (rest.len() - rest.trim_start().len());
-            set_aside.push((start, at + rest.trim_end().len(), e.to_string()));
+            let (start, end) = trimmed_range(text, at, text.len())?;
+            set_aside.push((start, end, e.to_string()));
             value
         }
         _ => {
