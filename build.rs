@@ -58,23 +58,107 @@ fn shipped_schemas(root: &Path) {
     std::fs::write(out_dir().join("shipped.rs"), out).expect("OUT_DIR is writable");
 }
 
+/// The shipped schemas with a completeness check (`chatparse_runtime::schema::Check`; a test
+/// checks that the lists agree), and whether their root is nullable (a root regex: `parse`
+/// returns an `Option`).
+const CHECKED: &[(&str, bool, &str)] = &[
+    ("apriel", true, "Apriel"),
+    ("cohere_command_r7b", false, "CohereCommandR7b"),
+    ("llama3_json", true, "Llama3Json"),
+    ("mistral_nemo", true, "MistralJsonList"),
+    ("mistral_small_3_1", true, "MistralJsonList"),
+    ("nemotron_nano_v2", true, "NemotronNanoV2"),
+    ("deepseek_r1", true, "CallGaps"),
+    ("deepseek_v3_1", true, "CallGaps"),
+    ("deepseek_v3_2", true, "CallGaps"),
+    ("ernie4_5", true, "CallGaps"),
+    ("functionary_v3_1", true, "CallGaps"),
+    ("functionary_v3_2", true, "CallGaps"),
+    ("gemma4", true, "CallGaps"),
+    ("glm4_5", true, "CallGaps"),
+    ("hermes", true, "CallGaps"),
+    ("kimi_k2", true, "CallGaps"),
+    ("minimax_m2", true, "CallGaps"),
+    ("mistral_small", true, "CallGaps"),
+    ("qwen3", true, "CallGaps"),
+    ("qwen3_5", true, "CallGaps"),
+    ("qwen3_coder", true, "CallGaps"),
+    ("seed_oss", true, "CallGaps"),
+    ("smollm3", true, "CallGaps"),
+    ("lfm2", true, "Lfm2"),
+    ("gpt_oss", false, "GptOss"),
+];
+
 /// `models.rs`: a `response_parser!` module per shipped schema, and the table the CLI's generated
-/// engine dispatches on.
+/// engine dispatches on. A family with a completeness check gets the schema's parser as
+/// `NAME::schema_only` and `NAME::parse`/`NAME::parse_value` that run the check after it.
 fn generated_models(root: &Path) {
     let entries = json_files(&root.join("schemas"));
     let mut out = String::new();
     for (name, _) in &entries {
+        let Some((_, nullable, variant)) = CHECKED.iter().find(|(n, _, _)| n == name) else {
+            let _ = writeln!(
+                out,
+                "crate::response_parser!(pub mod {name} = \"schemas/{name}.json\");"
+            );
+            continue;
+        };
+        let ret = if *nullable {
+            "Option<Response<'a>>"
+        } else {
+            "Response<'a>"
+        };
         let _ = writeln!(
             out,
-            "crate::response_parser!(pub mod {name} = \"schemas/{name}.json\");"
+            "/// The generated parser of `schemas/{name}.json` with the family's completeness check \
+             above it (`chatparse::runtime::schema::Check`): `parse` and `parse_value` fail where the \
+             schema's message would leave out a part of the output; `schema_only` is the schema's \
+             own parser, the reference's behaviour.
+pub mod {name} {{
+    crate::response_parser!(pub mod schema_only = \"schemas/{name}.json\");
+    pub use schema_only::*;
+    use crate::runtime::schema::Check;
+    /// The family's completeness check.
+    pub const CHECK: Check = Check::{variant};
+    /// The schema the check reads its patterns from.
+    static CHECKED_SCHEMA: std::sync::LazyLock<crate::Schema> = std::sync::LazyLock::new(|| {{
+        crate::Schema::from_json_str(SCHEMA).expect(\"a shipped schema is valid\")
+    }});
+    /// [`schema_only::parse`], then the family's completeness check.
+    pub fn parse<'a>(text: &'a str) -> Result<{ret}, crate::ParseError> {{
+        let message = schema_only::parse(text)?;
+        CHECK.verify(&CHECKED_SCHEMA, text)?;
+        Ok(message)
+    }}
+    /// [`schema_only::parse_value`], then the family's completeness check.
+    pub fn parse_value(text: &str) -> Result<crate::Value, crate::ParseError> {{
+        let message = schema_only::parse_value(text)?;
+        CHECK.verify(&CHECKED_SCHEMA, text)?;
+        Ok(message)
+    }}
+}}"
         );
     }
     out.push_str(
-        "/// Every shipped schema's generated parser as (name, parse to JSON), sorted by name.\n",
+        "/// Every shipped schema's generated parser as (name, parse to JSON), sorted by name: what \
+         the name parses to (with the family's completeness check, where it has one).\n",
     );
     out.push_str("pub const GENERATED: &[(&str, ParseToJson)] = &[\n");
     for (name, _) in &entries {
         let _ = writeln!(out, "    ({name:?}, {name}::parse_value),");
+    }
+    out.push_str("];\n");
+    out.push_str(
+        "/// Every shipped schema's generated parser without completeness checks: the schema's own \
+         parse, as the reference reads it (the conformance and equivalence suites).\n",
+    );
+    out.push_str("pub const GENERATED_SCHEMA_ONLY: &[(&str, ParseToJson)] = &[\n");
+    for (name, _) in &entries {
+        if CHECKED.iter().any(|(n, _, _)| n == name) {
+            let _ = writeln!(out, "    ({name:?}, {name}::schema_only::parse_value),");
+        } else {
+            let _ = writeln!(out, "    ({name:?}, {name}::parse_value),");
+        }
     }
     out.push_str("];\n");
     out.push_str("#[cfg(feature = \"unstable-bench-hooks\")]\n#[doc(hidden)]\n");

@@ -139,7 +139,9 @@ extern crate self as chatparse;
 #[doc(hidden)]
 pub use chatparse_macros::__compiled_jmespath_table;
 pub use chatparse_macros::response_parser;
-pub use chatparse_runtime::{ParseError, ParseErrorKind, Schema, SchemaError, SchemaProblem};
+pub use chatparse_runtime::{
+    ParseError, ParseErrorKind, Position, Schema, SchemaError, SchemaProblem,
+};
 
 /// The runtime crate: schema model, Python-regex dialect, interpreter and support code.
 pub use chatparse_runtime as runtime;

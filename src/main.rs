@@ -469,10 +469,19 @@ fn parse(args: ParseArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let text = utf8_text(&input)?;
-    let message = runner
-        .parse(text)
-        .map_err(|e| Failure::new(EXIT_PARSE_ERROR, e.to_string()))?;
+    let message = runner.parse(text).map_err(parse_error)?;
     print_json(&message, args.pretty)
+}
+
+/// A parse error of the model output: the message, and where in the output it is when that can
+/// be told (the message's own line and column count from the snippet a node was given, as the
+/// reference words it).
+fn parse_error(e: chatparse::ParseError) -> Failure {
+    let message = match e.position {
+        Some(at) => format!("{e}\n  at {at} of the output"),
+        None => e.to_string(),
+    };
+    Failure::new(EXIT_PARSE_ERROR, message)
 }
 
 /// `parse` with a prompt prefix, tools or a transformers template: the spec `stream` runs, fed
@@ -482,7 +491,7 @@ fn parse_spec(args: &ParseArgs) -> Result<ExitCode, Failure> {
     let (prefix, tools) = prefix_and_tools(args)?;
     let input = read_input(args.file.as_ref())?;
     let text = utf8_text(&input)?;
-    let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    let parse_failure = parse_error;
     if spec.streamable().is_err() && tools.is_none() {
         // An x-regex schema that cannot stream (e.g. one `chatparse derive` wrote): the one-shot
         // parse, which reads the prompt as `Spec::parse_with_prefix` does.
@@ -544,7 +553,7 @@ fn parse_openai(args: &ParseArgs) -> Result<ExitCode, Failure> {
     };
     let message = parsed.map_err(|e| match e {
         openai::OpenAiError::Setup(e) => setup_failure(&args.schema, e),
-        openai::OpenAiError::Parse(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
+        openai::OpenAiError::Parse(e) => parse_error(e),
     })?;
     print_json(&message, args.pretty)
 }
@@ -595,7 +604,7 @@ fn setup_failure(schema: &str, e: StreamSetupError) -> Failure {
                  stream profile; the x-regex schema {schema} parses the model output alone"
             ),
         ),
-        StreamSetupError::Prefix(e) => Failure::new(EXIT_PARSE_ERROR, e.to_string()),
+        StreamSetupError::Prefix(e) => parse_error(e),
         e @ StreamSetupError::Lenient { .. } => Failure::new(EXIT_BAD_SCHEMA, e.to_string()),
     }
 }
@@ -609,23 +618,34 @@ fn parse_lines(runner: &Runner, input: &[u8], out: &mut impl Write) -> Result<()
             continue;
         }
         let result = std::str::from_utf8(line)
-            .map_err(|e| format!("line is not valid UTF-8: {e}"))
+            .map_err(|e| (format!("line is not valid UTF-8: {e}"), None))
             .and_then(|line| {
                 // Decoded as Python's json.loads would: its messages name what is wrong (a lone
                 // surrogate escape, not "unexpected end of hex escape").
                 match chatparse::runtime::py::json::loads(line) {
                     Ok(chatparse::Value::String(text)) => Ok(text),
-                    Ok(other) => Err(format!(
-                        "line is not a JSON string: it is a JSON {}",
-                        chatparse::runtime::py::python_type(&other)
+                    Ok(other) => Err((
+                        format!(
+                            "line is not a JSON string: it is a JSON {}",
+                            chatparse::runtime::py::python_type(&other)
+                        ),
+                        None,
                     )),
-                    Err(e) => Err(format!("line is not a JSON string: {e}")),
+                    Err(e) => Err((format!("line is not a JSON string: {e}"), None)),
                 }
             })
-            .and_then(|text| runner.parse(&text).map_err(|e| e.to_string()));
-        let value = result.unwrap_or_else(
-            |message| chatparse::json!({ "error": format!("line {}: {message}", index + 1) }),
-        );
+            .and_then(|text| runner.parse(&text).map_err(|e| (e.to_string(), e.position)));
+        let value = result.unwrap_or_else(|(message, position)| {
+            let mut error = chatparse::json!({ "error": format!("line {}: {message}", index + 1) });
+            // Where in that line's model output (byte offset, line and column from 1).
+            if let (Some(at), chatparse::Value::Object(map)) = (position, &mut error) {
+                map.insert(
+                    "position".to_owned(),
+                    chatparse::json!({"offset": at.offset, "line": at.line, "column": at.column}),
+                );
+            }
+            error
+        });
         writeln!(out, "{value}")?;
     }
     Ok(())
@@ -836,7 +856,7 @@ fn stream(args: StreamArgs) -> Result<ExitCode, Failure> {
     };
     let prefix = args.prefix.is_some().then_some(prefix.as_str());
     let tools = args.tools.is_some().then_some(tools.as_slice());
-    let parse_failure = |e: chatparse::ParseError| Failure::new(EXIT_PARSE_ERROR, e.to_string());
+    let parse_failure = parse_error;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if args.openai.openai {

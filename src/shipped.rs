@@ -24,6 +24,11 @@ pub fn text(name: &str) -> Option<&'static str> {
 
 /// Load a shipped schema for the interpreter. `None` if no schema has that name.
 ///
+/// A family whose schema (pinned to the reference) would leave part of some outputs out of the
+/// message without a word has its completeness check attached
+/// ([`Schema::with_check`](crate::Schema::with_check)): `parse` fails there, `parse_lenient`
+/// sets the part aside; `parse_schema_only` is the reference's behaviour.
+///
 /// # Panics
 /// Never for the shipped schemas: a test checks that every one of them is valid.
 pub fn schema(name: &str) -> Option<Schema> {
@@ -35,8 +40,14 @@ pub fn try_schema(name: &str) -> Option<Result<Schema, SchemaError>> {
     text(name).map(|text| load(name, text))
 }
 
+/// The schema with the family's completeness check, where it has one (see
+/// [`Check`](crate::runtime::schema::Check)).
 fn load(name: &str, text: &str) -> Result<Schema, SchemaError> {
-    Schema::from_json_str_named(text, &format!("schemas/{name}.json"))
+    let schema = Schema::from_json_str_named(text, &format!("schemas/{name}.json"))?;
+    Ok(match crate::runtime::schema::Check::for_shipped(name) {
+        Some(check) => schema.with_check(check),
+        None => schema,
+    })
 }
 
 /// The JSON text of a shipped schema's stream profile (`schemas/streaming/NAME.json`), for the

@@ -379,3 +379,41 @@ fn a_byte_order_mark_is_dropped_by_the_cli_input_decoding() {
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(same_value(&got, &expected), "{got}");
 }
+
+/// A parse error says where in the output it is (issue 21, item 6): after the reference's
+/// message, whose line and column count from the snippet; `--jsonl` as a `position` key.
+#[test]
+fn parse_errors_say_where_in_the_output() {
+    let input =
+        "Let me look.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1,}}\n</tool_call>";
+    let offset = input.find("1,").unwrap() + 2;
+    let column = offset - input[..offset].rfind('\n').unwrap();
+    for engine in ["generated", "interpreted"] {
+        let out = chatparse(
+            &["parse", "--schema", "hermes", "--engine", engine],
+            Some(input.as_bytes()),
+        );
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(
+            err.contains("content is not valid JSON: Expecting property name"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "\n  at byte {offset} (line 3, column {column}) of the output"
+            )),
+            "{err}"
+        );
+    }
+    let line = Value::String(input.to_owned()).to_string();
+    let out = chatparse(
+        &["parse", "--schema", "hermes", "--jsonl"],
+        Some(format!("{line}\n").as_bytes()),
+    );
+    let got = chatparse::value::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        got["position"],
+        chatparse::json!({"offset": offset, "line": 3, "column": column})
+    );
+}

@@ -6,7 +6,7 @@ mod support;
 
 use std::collections::BTreeSet;
 
-use chatparse::models::GENERATED;
+use chatparse::models::GENERATED_SCHEMA_ONLY as GENERATED;
 use chatparse::Value;
 use support::{load_suites, preview, repo_root, same_value, Expect};
 

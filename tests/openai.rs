@@ -590,6 +590,9 @@ fn streamables() -> Vec<Streamable> {
         if spec.streamable().is_err() {
             continue;
         }
+        // The family's completeness check refuses what its schema would drop without a word,
+        // where the reference returns a message.
+        let check = spec.schema().and_then(|s| s.check());
         let cases = suite
             .cases
             .iter()
@@ -599,6 +602,13 @@ fn streamables() -> Vec<Streamable> {
                 prefix: None,
                 tools: None,
                 message: match &c.expect {
+                    Expect::Value(_)
+                        if check.is_some_and(|k| {
+                            !k.unread(spec.schema().unwrap(), &c.input).is_empty()
+                        }) =>
+                    {
+                        None
+                    }
                     Expect::Value(v) => Some(v.clone()),
                     _ => None,
                 },

@@ -60,13 +60,14 @@ pub fn module(
     let (ret_ty, tail) = if root.nullable {
         (
             quote!(Option<#ty>),
-            quote!(#func(support::Content::borrowed(text))),
+            quote!(#func(support::Content::borrowed(text)).map_err(|e| e.located(text))),
         )
     } else {
         (
             ty.clone(),
             quote! {
-                #func(support::Content::borrowed(text))?
+                #func(support::Content::borrowed(text))
+                    .map_err(|e| e.located(text))?
                     .ok_or_else(|| support::unexpected_null(""))
             },
         )
@@ -99,6 +100,7 @@ pub fn module(
                 let _bound = support::OutputBudget::enter(text.len());
                 #func(support::Content::borrowed(text))
                     .map(|v| v.map_or(Value::Null, |v| support::to_json(&v)))
+                    .map_err(|e| e.located(text))
             }
 
             #(#items)*

@@ -31,6 +31,7 @@ from ._chatparse import (
 from ._errors import (
     JMESPathTypeError,
     NotStreamableError,
+    NotUnderstoodError,
     SchemaError,
     TemplateError,
     UnrepresentableError,
@@ -39,6 +40,7 @@ from ._errors import (
 __all__ = [
     "JMESPathTypeError",
     "NotStreamableError",
+    "NotUnderstoodError",
     "OpenAIStream",
     "ResponseParser",
     "SchemaError",

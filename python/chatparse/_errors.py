@@ -9,6 +9,7 @@ __all__ = [
     "SchemaError",
     "NotStreamableError",
     "UnrepresentableError",
+    "NotUnderstoodError",
     "JMESPathTypeError",
     "TemplateError",
 ]
@@ -25,6 +26,14 @@ class SchemaError(ValueError):
 class NotStreamableError(ValueError):
     """An x-regex response schema whose fields are not literal-delimited regions cannot stream
     (``pointer`` names the node); use ``parse_response`` on the whole output instead."""
+
+
+class NotUnderstoodError(ValueError):
+    """A shipped name's completeness check found a part of the output that the family's schema
+    would leave out of the message without a word (a second call block, a call with keys the
+    format does not write, text outside the format's blocks). ``span`` is its byte range in the
+    output. The reference (the schema alone) returns a message without it; ``parse_response`` with
+    the schema as a dict does too."""
 
 
 class UnrepresentableError(ValueError):

@@ -28,6 +28,7 @@ pub enum Class {
     RuntimeError,
     JmesPathTypeError,
     Unrepresentable,
+    NotUnderstood,
 }
 
 /// Which exception the reference raises for `kind`, in a spec of `format`.
@@ -76,6 +77,8 @@ pub fn class_of(kind: &ParseErrorKind, format: Format) -> Class {
         // The reference has no such state (its state after an error is undefined), or loops
         // forever (no progress), or a regex engine gave up where Python's would go on.
         K::StreamPoisoned | K::StreamNoProgress | K::Regex(_) => Class::RuntimeError,
+        // A shipped family's completeness check (the reference returns a message without it).
+        K::NotUnderstood { .. } => Class::NotUnderstood,
         _ => Class::ValueError,
     }
 }
@@ -129,8 +132,15 @@ pub fn parse_error(py: Python<'_>, e: &ParseError, format: Format) -> PyErr {
         Class::RuntimeError => PyRuntimeError::new_err(message),
         Class::JmesPathTypeError => custom(py, "JMESPathTypeError", message),
         Class::Unrepresentable => custom(py, "UnrepresentableError", message),
+        Class::NotUnderstood => custom(py, "NotUnderstoodError", message),
     };
-    let _ = err.value(py).setattr("pointer", &e.pointer);
+    let value = err.value(py);
+    let _ = value.setattr("pointer", &e.pointer);
+    // Where in the whole output: (byte offset, line, column), or None.
+    let _ = value.setattr("position", e.position.map(|p| (p.offset, p.line, p.column)));
+    if let ParseErrorKind::NotUnderstood { span, .. } = &e.kind {
+        let _ = value.setattr("span", *span);
+    }
     err
 }
 

@@ -50,23 +50,35 @@ impl Loaded {
 
 /// The generated parser of the shipped schema that `schema` is, the same JSON in the same key
 /// order (the generated code and the interpreter agree on every value and error: the facade's
-/// equivalence tests).
+/// equivalence tests): with the family's completeness check when `schema` has it (a shipped
+/// name), the schema's own parser otherwise (a dict or JSON text, as transformers reads it).
 fn shipped_twin(schema: &Schema) -> Option<ParseToJson> {
-    static SHIPPED: OnceLock<Vec<(String, ParseToJson)>> = OnceLock::new();
+    type Twins = Vec<(String, ParseToJson, ParseToJson)>;
+    static SHIPPED: OnceLock<Twins> = OnceLock::new();
     let shipped = SHIPPED.get_or_init(|| {
         chatparse::shipped::names()
             .filter_map(|name| {
                 let text = chatparse::shipped::text(name)?;
                 let value = chatparse_runtime::py::json::loads(text).ok()?;
-                Some((value.to_string(), parse_value_fn(name)?))
+                let schema_only = chatparse::models::GENERATED_SCHEMA_ONLY
+                    .iter()
+                    .find(|(n, _)| *n == name)?
+                    .1;
+                Some((value.to_string(), parse_value_fn(name)?, schema_only))
             })
             .collect()
     });
     let ours = schema.as_value().to_string();
     shipped
         .iter()
-        .find(|(text, _)| *text == ours)
-        .map(|(_, parse)| *parse)
+        .find(|(text, _, _)| *text == ours)
+        .map(|(_, checked, schema_only)| {
+            if schema.check().is_some() {
+                *checked
+            } else {
+                *schema_only
+            }
+        })
 }
 
 /// A loaded spec as Python sees it (`chatparse.Spec`).

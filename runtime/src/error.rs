@@ -57,14 +57,87 @@ impl std::error::Error for SchemaError {}
 
 /// Model output that the schema cannot turn into a message.
 ///
-/// Every variant corresponds to a place where the reference parser raises. `pointer` is the JSON
-/// pointer of the schema node that failed, so the message says which part of the schema gave up.
-#[derive(Debug, Clone, PartialEq)]
+/// Every variant corresponds to a place where the reference parser raises (and
+/// [`ParseErrorKind::NotUnderstood`] to a shipped family's completeness check). `pointer` is the
+/// JSON pointer of the schema node that failed, so the message says which part of the schema gave
+/// up; `position`, where it can be told, says where in the model output.
+#[derive(Debug, Clone)]
 pub struct ParseError {
     /// JSON pointer of the schema node being parsed when the error occurred.
     pub pointer: String,
     /// What went wrong.
     pub kind: ParseErrorKind,
+    /// Where in the whole model output the error is (not in the snippet a node was given): for
+    /// JSON that does not parse, the character the JSON error names; for a part the family's
+    /// completeness check does not understand, its first byte. `None` where it cannot be told
+    /// (e.g. text a substitution rewrote). The message (`Display`) keeps the reference's wording,
+    /// whose line and column count from the snippet.
+    pub position: Option<Position>,
+    /// Where the error is while it is inside a snippet of the output, until
+    /// [`ParseError::located`] turns it into `position`.
+    anchor: Option<Box<Anchor>>,
+}
+
+/// A place in the snippet a node was given: its address (exact when the snippet is a slice of
+/// the output), and the snippet's text with the offset in it (for a snippet that is a copy: a
+/// regex group, text after a substitution).
+#[derive(Debug, Clone)]
+struct Anchor {
+    address: usize,
+    snippet: String,
+    at: usize,
+}
+
+impl PartialEq for ParseError {
+    fn eq(&self, other: &Self) -> bool {
+        self.pointer == other.pointer && self.kind == other.kind && self.position == other.position
+    }
+}
+
+/// A place in the model output: a byte offset, and the 1-based line and column (in characters)
+/// it is at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// Byte offset from the start of the output.
+    pub offset: usize,
+    /// Line, from 1 (lines end at `\n`).
+    pub line: usize,
+    /// Column, from 1, in characters (Unicode scalar values), as Python counts `colno`.
+    pub column: usize,
+}
+
+impl Position {
+    /// The position of byte `offset` of `text` (clamped to the text and to a character
+    /// boundary).
+    ///
+    /// ```
+    /// use chatparse_runtime::Position;
+    /// let p = Position::in_text("ab\ncé d", 6);
+    /// assert_eq!((p.offset, p.line, p.column), (6, 2, 3));
+    /// ```
+    pub fn in_text(text: &str, offset: usize) -> Position {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = text.get(..offset).unwrap_or_default();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Position {
+            offset,
+            line: before.matches('\n').count() + 1,
+            column: before.get(line_start..).unwrap_or_default().chars().count() + 1,
+        }
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "byte {} (line {}, column {})",
+            self.offset, self.line, self.column
+        )
+    }
 }
 
 /// What went wrong in a [`ParseError`].
@@ -157,6 +230,16 @@ pub enum ParseErrorKind {
         /// The length of the parse's input in bytes.
         input_len: usize,
     },
+    /// A part of the output that the schema would drop without a word, found by the shipped
+    /// family's completeness check (see [`Check`](crate::schema::Check)): text the format does
+    /// not put there, a second call block the format does not write, a call whose keys are not the
+    /// format's. `span` is its byte range in the output.
+    NotUnderstood {
+        /// What the part is and why it is not understood.
+        what: String,
+        /// Its byte range in the output.
+        span: (usize, usize),
+    },
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -221,6 +304,11 @@ impl fmt::Display for ParseErrorKind {
             Self::StreamedCallChanged(why) => {
                 write!(f, "a streamed tool call changed after it was sent: {why}")
             }
+            Self::NotUnderstood { what, span } => write!(
+                f,
+                "not understood (bytes {}..{} of the output): {what}",
+                span.0, span.1
+            ),
         }
     }
 }
@@ -246,7 +334,74 @@ impl ParseError {
         Self {
             pointer: pointer.to_owned(),
             kind,
+            position: None,
+            anchor: None,
         }
+    }
+
+    /// Marks byte `at` of `snippet` as where the error is; [`ParseError::located`] turns it into
+    /// a [`Position`] when `snippet` is a slice of the output.
+    pub(crate) fn anchored(mut self, snippet: &str, at: usize) -> Self {
+        let at = at.min(snippet.len());
+        self.anchor = Some(Box::new(Anchor {
+            address: snippet.as_ptr() as usize + at,
+            snippet: snippet.to_owned(),
+            at,
+        }));
+        self
+    }
+
+    /// Resolves where the error is against the whole `output` the parse was given: an error
+    /// found inside a slice of `output` gets its [`Position`] there. Entry points call it on
+    /// their input; it is idempotent.
+    #[doc(hidden)]
+    pub fn located(mut self, output: &str) -> Self {
+        if let Some(anchor) = self.anchor.take() {
+            let start = output.as_ptr() as usize;
+            // Both are addresses of live text: the snippet was inside `output` exactly when its
+            // address is in `output`'s range. A copy (a regex group, substituted text) is found
+            // by its text: where it first occurs in the output.
+            let offset = anchor
+                .address
+                .checked_sub(start)
+                .filter(|&offset| offset <= output.len())
+                .or_else(|| {
+                    (!anchor.snippet.is_empty())
+                        .then(|| output.find(&anchor.snippet))
+                        .flatten()
+                        .map(|found| found + anchor.at)
+                });
+            if let Some(offset) = offset {
+                self.position = Some(Position::in_text(output, offset));
+            }
+        }
+        self
+    }
+
+    /// The same error found in a text that starts `shift` bytes into the output (a stream's
+    /// buffer after a prompt's tail, …): its position is moved back to count from the output.
+    #[doc(hidden)]
+    pub fn shifted(mut self, text: &str, shift: usize) -> Self {
+        self = self.located(text);
+        if let Some(p) = self.position {
+            self.position = p
+                .offset
+                .checked_sub(shift)
+                .map(|offset| Position::in_text(text.get(shift..).unwrap_or_default(), offset));
+        }
+        self
+    }
+
+    /// A part of `output` the family's completeness check does not understand.
+    pub(crate) fn not_understood(
+        pointer: &str,
+        what: String,
+        span: (usize, usize),
+        output: &str,
+    ) -> Self {
+        let mut e = Self::new(pointer, ParseErrorKind::NotUnderstood { what, span });
+        e.position = Some(Position::in_text(output, span.0));
+        e
     }
 
     pub(crate) fn regex(pointer: &str, e: MatchError) -> Self {

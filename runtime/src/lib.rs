@@ -53,7 +53,7 @@ pub mod __private;
 // The crate's own name for the step library.
 use __private as support;
 
-pub use error::{ParseError, ParseErrorKind, SchemaError, SchemaProblem};
+pub use error::{ParseError, ParseErrorKind, Position, SchemaError, SchemaProblem};
 pub use pointer::display_pointer;
 pub use schema::Schema;
 pub use spec::{Format, Spec, StreamSetupError};

@@ -193,7 +193,11 @@ impl Spec {
                 if tail.is_empty() {
                     schema_of(plan).parse(text)
                 } else {
-                    schema_of(plan).parse(&format!("{tail}{text}"))
+                    // Positions count from the output, not from the prompt's tail before it.
+                    let whole = format!("{tail}{text}");
+                    schema_of(plan)
+                        .parse(&whole)
+                        .map_err(|e| e.shifted(&whole, tail.len()))
                 }
             }
             Inner::Schema(plan, None) => schema_of(plan).parse(text),

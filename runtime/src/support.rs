@@ -271,6 +271,7 @@ pub fn parse_json<'a>(
             },
         ));
     };
+    let given = text;
     let converted;
     let text = match kind {
         ParserKind::Json => text,
@@ -282,7 +283,15 @@ pub fn parse_json<'a>(
     let mut value = match json::loads(text) {
         Ok(value) => value,
         Err(e) if allow_non_json && e.is_decode_error() => Value::String(text.to_owned()),
-        Err(e) => return Err(error(pointer, ParseErrorKind::Json(e))),
+        Err(e) => {
+            // Where the error is, in the text this node was given (Gemma 4's converted text has
+            // other offsets: its start then).
+            let at = match kind {
+                ParserKind::Json => json::error_byte(text, &e),
+                ParserKind::Gemma4ToolCall => 0,
+            };
+            return Err(error(pointer, ParseErrorKind::Json(e)).anchored(given, at));
+        }
     };
     if let Some((transform, transform_pointer)) = transform {
         value = transform.apply(value).map_err(|e| {

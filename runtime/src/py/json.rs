@@ -145,6 +145,21 @@ pub(crate) fn raw_decode(text: &str) -> Option<(Value, usize)> {
     }
 }
 
+/// The byte offset in `text` of the character a [`loads`] error of `text` names (its start for
+/// [`JsonError::IntegerTooLong`], which names none).
+pub(crate) fn error_byte(text: &str, e: &JsonError) -> usize {
+    let chars = match e {
+        JsonError::Decode { pos, .. }
+        | JsonError::TooDeep { pos }
+        | JsonError::NonFinite { pos }
+        | JsonError::LoneSurrogate { pos } => *pos,
+        JsonError::IntegerTooLong { .. } => 0,
+    };
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(byte, _)| byte)
+}
+
 /// Python's `json.loads(text)`.
 ///
 /// Numbers come back as Python would type them: integers exactly (any length up to Python's

@@ -13,14 +13,28 @@ use crate::error::ParseError;
 use crate::support::{self, Content, ObjectInput};
 
 impl Schema {
-    /// Parse one complete model output into a message, exactly as the reference parser would.
+    /// Parse one complete model output into a message, exactly as the reference parser would;
+    /// then, when the schema has a completeness [`Check`](super::Check), fail where the message
+    /// would leave out a part of the output ([`ParseErrorKind::NotUnderstood`]).
     ///
     /// What `x-regex-iterator` stages produce is bounded relative to `text` (see
     /// [`crate::budget`]); beyond it the parse fails with
     /// [`ParseErrorKind::OutputTooLarge`](crate::ParseErrorKind::OutputTooLarge).
+    ///
+    /// [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
     pub fn parse(&self, text: &str) -> Result<Value, ParseError> {
+        let message = self.parse_schema_only(text)?;
+        if let Some(check) = self.check() {
+            check.verify(self, text)?;
+        }
+        Ok(message)
+    }
+
+    /// The schema's own parse, exactly the reference's, without the completeness check.
+    pub fn parse_schema_only(&self, text: &str) -> Result<Value, ParseError> {
         let _bound = crate::budget::OutputBudget::enter(text.len());
         parse_node(self.root(), Content::borrowed(text), &mut Walk::strict())
+            .map_err(|e| e.located(text))
     }
 
     /// Parses like [`Schema::parse`], but never fails: a root field or a tool call (an item of a
@@ -51,8 +65,12 @@ impl Schema {
             malformed: Some(&mut malformed),
             catch_here: false,
             stage_text: None,
+            kept: Vec::new(),
+            output: (text.as_ptr() as usize, text.len()),
         };
-        let message = match parse_node(self.root(), Content::borrowed(text), &mut walk) {
+        let parsed = parse_node(self.root(), Content::borrowed(text), &mut walk);
+        let kept = std::mem::take(&mut walk.kept);
+        let mut message = match parsed {
             // A schema whose root is not an object (`{}` returns the text itself) gives what the
             // strict parse gives: only the reference's `None` (nothing matched) is no message.
             Ok(Value::Null) => {
@@ -71,7 +89,131 @@ impl Schema {
             }
         };
         locate(text, &mut malformed);
+        if let Some(check) = self.check() {
+            // When the output as a whole was set aside, so was everything a check could name.
+            if !malformed
+                .iter()
+                .any(|m| m.pointer.is_empty() && m.text == text)
+            {
+                set_aside_unread(self, check, text, &mut message, &mut malformed, kept);
+            }
+        }
         Lenient { message, malformed }
+    }
+}
+
+/// A lenient walk of one part of a stream (a call, or a field's region) outside a whole-output
+/// parse, as [`Schema::parse_lenient`] parses it: its value with the parts salvaged inside it
+/// (and, for a root array, the items set aside left out), or `None` when it is set aside whole.
+/// `region` runs `after_regex` only (the region is the text after the node's regex stages).
+/// With `check`, the parts of the region it names (calls, or the whole field) are left out too.
+pub(crate) fn parse_part_lenient(
+    schema: &Schema,
+    node: &Node,
+    text: &str,
+    region: bool,
+    check_output: Option<&str>,
+) -> Option<Value> {
+    let mut malformed = Vec::new();
+    let mut walk = Walk {
+        malformed: Some(&mut malformed),
+        catch_here: false,
+        stage_text: None,
+        kept: Vec::new(),
+        output: (text.as_ptr() as usize, text.len()),
+    };
+    let parsed = if region {
+        after_regex(node, Content::borrowed(text), &mut walk)
+    } else {
+        parse_node(node, Content::borrowed(text), &mut walk)
+    };
+    let mut value = parsed.ok()?;
+    let (Some(check), Some(output)) = (schema.check(), check_output) else {
+        return Some(value);
+    };
+    let field = field_of(&node.pointer)?;
+    let mut indices = walk
+        .kept
+        .iter()
+        .find(|(p, _)| *p == node.pointer)
+        .map(|(_, i)| i.clone());
+    for unread in check.unread(schema, output) {
+        if unread.field != field {
+            continue;
+        }
+        match unread.read_as {
+            super::ReadAs::Field => return None,
+            super::ReadAs::Item(index) => {
+                let (Some(indices), Value::Array(items)) = (indices.as_mut(), &mut value) else {
+                    continue;
+                };
+                if let Some(at) = indices.iter().position(|&i| i == index) {
+                    if at < items.len() {
+                        items.remove(at);
+                        indices.remove(at);
+                    }
+                }
+            }
+            super::ReadAs::Nothing => {}
+        }
+    }
+    Some(value)
+}
+
+/// Sets aside what a completeness check finds: out of the message (the call or field the schema
+/// made of it), into `malformed` with its text and span, in output order. `kept` says which items
+/// of each root array the lenient walk kept (their indices among the items the schema read).
+fn set_aside_unread(
+    schema: &Schema,
+    check: super::Check,
+    text: &str,
+    message: &mut Value,
+    malformed: &mut Vec<Malformed>,
+    mut kept: Vec<(String, Vec<usize>)>,
+) {
+    use super::ReadAs;
+    let Value::Object(fields) = message else {
+        return;
+    };
+    for unread in check.unread(schema, text) {
+        let pointer = format!("/properties/{}", unread.field);
+        match unread.read_as {
+            ReadAs::Nothing => {}
+            ReadAs::Field => {
+                if fields.shift_remove(unread.field).is_none() {
+                    continue; // set aside by the schema already
+                }
+            }
+            ReadAs::Item(index) => {
+                let Some((_, indices)) = kept.iter_mut().find(|(p, _)| *p == pointer) else {
+                    continue;
+                };
+                let Some(at) = indices.iter().position(|&i| i == index) else {
+                    continue; // set aside by the schema already
+                };
+                let Some(Value::Array(items)) = fields.get_mut(unread.field) else {
+                    continue;
+                };
+                if at < items.len() {
+                    items.remove(at);
+                    indices.remove(at);
+                }
+            }
+        }
+        let (start, end) = unread.span;
+        let reason = ParseError::not_understood(&pointer, unread.what, unread.span, text);
+        let entry = Malformed {
+            field: Some(unread.field.to_owned()),
+            pointer,
+            text: text.get(start..end).unwrap_or_default().to_owned(),
+            span: Some(unread.span),
+            reason: reason.to_string(),
+        };
+        let at = malformed
+            .iter()
+            .position(|m| m.span.is_some_and(|(s, _)| s > start))
+            .unwrap_or(malformed.len());
+        malformed.insert(at, entry);
     }
 }
 
@@ -135,6 +277,11 @@ fn field_of(pointer: &str) -> Option<String> {
 fn locate(text: &str, malformed: &mut [Malformed]) {
     let mut from = 0;
     for m in malformed {
+        if let Some((_, end)) = m.span {
+            // Exact already (a part salvaged inside a slice of the output).
+            from = end;
+            continue;
+        }
         if m.text.is_empty() {
             continue;
         }
@@ -159,6 +306,12 @@ pub(crate) struct Walk<'m> {
     catch_here: bool,
     /// That text, when the unit failed after its regex stages.
     stage_text: Option<String>,
+    /// For each root array a lenient walk went through (its pointer): the indices of the items
+    /// it kept.
+    kept: Vec<(String, Vec<usize>)>,
+    /// The output a lenient walk parses (address, length): the spans of parts set aside inside
+    /// slices of it are exact.
+    output: (usize, usize),
 }
 
 impl Walk<'_> {
@@ -167,6 +320,8 @@ impl Walk<'_> {
             malformed: None,
             catch_here: false,
             stage_text: None,
+            kept: Vec::new(),
+            output: (0, 0),
         }
     }
 
@@ -182,17 +337,195 @@ impl Walk<'_> {
         let input = shown(&content);
         self.catch_here = true;
         self.stage_text = None;
+        let before = self.malformed.as_deref().map_or(0, Vec::len);
         match parse_node(node, content, self) {
             Ok(value) => Ok(Some(value)),
             Err(e) => {
                 let text = self.stage_text.take().unwrap_or(input);
                 if let Some(list) = self.malformed.as_deref_mut() {
+                    // The whole unit is set aside: so are the parts salvaged inside it.
+                    list.truncate(before);
                     list.push(Malformed::new(&e.pointer, text, e.to_string()));
                 }
                 Ok(None)
             }
         }
     }
+}
+
+/// Lenient parsing of JSON that does not parse as a whole (`x-parser: json`), keeping what the
+/// model wrote whole: a value followed by other text (JSON's "Extra data") is the value, the text
+/// after it set aside; a list with an item that is not JSON, or that is cut off, is the list of
+/// its good items, each bad item set aside with its exact text (and so is text after the list).
+/// `None` when there is nothing to salvage (the whole unit is set aside then).
+fn salvage_json(text: &str, e: &ParseError, node: &Node, walk: &mut Walk<'_>) -> Option<Value> {
+    use crate::py::json;
+    let crate::ParseErrorKind::Json(error) = &e.kind else {
+        return None;
+    };
+    let mut set_aside: Vec<(usize, usize, String)> = Vec::new();
+    let value = match error {
+        json::JsonError::Decode { message, .. } if message == "Extra data" => {
+            let at = json::error_byte(text, error);
+            let head = text.get(..at)?;
+            let value = json::loads(head).ok()?;
+            let (start, end) = trimmed_range(text, at, text.len())?;
+            set_aside.push((start, end, e.to_string()));
+            value
+        }
+        _ => {
+            let start = text.len() - text.trim_start().len();
+            if !text[start..].starts_with('[') {
+                return None;
+            }
+            let (items, after) = salvage_list(text, start, &node.pointer, &mut set_aside);
+            if let Some(after) = after {
+                if let Some((a, b)) = trimmed_range(text, after, text.len()) {
+                    set_aside.push((
+                        a,
+                        b,
+                        format!(
+                            "{}: text after the JSON list",
+                            crate::display_pointer(&node.pointer)
+                        ),
+                    ));
+                }
+            }
+            Value::Array(items)
+        }
+    };
+    if set_aside.is_empty() {
+        return None;
+    }
+    let base = text.as_ptr() as usize;
+    let (output, output_len) = walk.output;
+    let list = walk.malformed.as_deref_mut()?;
+    for (a, b, reason) in set_aside {
+        let mut m = Malformed::new(&node.pointer, text[a..b].to_owned(), reason);
+        // Exact when the text is a slice of the output (not rewritten by a substitution).
+        if let Some(offset) = (base + a)
+            .checked_sub(output)
+            .filter(|&o| o + (b - a) <= output_len)
+        {
+            m.span = Some((offset, offset + (b - a)));
+        }
+        list.push(m);
+    }
+    Some(value)
+}
+
+/// The items of the JSON list at `start` (a `[`) that parse, each that does not (or is cut off)
+/// pushed to `set_aside` with its range and error; and where the list ends (`None` when it is
+/// cut off).
+fn salvage_list(
+    text: &str,
+    start: usize,
+    pointer: &str,
+    set_aside: &mut Vec<(usize, usize, String)>,
+) -> (Vec<Value>, Option<usize>) {
+    use crate::py::json;
+    let bytes = text.as_bytes();
+    let ws = |mut i: usize| {
+        while bytes.get(i).is_some_and(|b| b" \t\n\r".contains(b)) {
+            i += 1;
+        }
+        i
+    };
+    let mut items = Vec::new();
+    let mut i = ws(start + 1);
+    if bytes.get(i) == Some(&b']') {
+        return (items, Some(i + 1));
+    }
+    loop {
+        let item_end = match text.get(i..).and_then(json::raw_decode) {
+            Some((value, len)) => {
+                let next = ws(i + len);
+                match bytes.get(next) {
+                    Some(b',' | b']') => {
+                        items.push(value);
+                        Some(i + len)
+                    }
+                    // The list is cut off after a whole item: the item is kept.
+                    None => {
+                        items.push(value);
+                        set_aside.push((
+                            next,
+                            next,
+                            format!(
+                                "at {}: the JSON list is cut off after item {}",
+                                crate::display_pointer(pointer),
+                                items.len() - 1
+                            ),
+                        ));
+                        return (items, None);
+                    }
+                    Some(_) => None,
+                }
+            }
+            None => None,
+        };
+        let end = match item_end {
+            Some(end) => end,
+            None => {
+                // A bad item: up to the next `,` or `]` outside strings and brackets.
+                let end = item_extent(text, i);
+                if let Some((a, b)) = trimmed_range(text, i, end) {
+                    let why = match json::loads(&text[a..b]) {
+                        Err(e) => format!("content is not valid JSON: {e}"),
+                        Ok(_) => "content is not valid JSON".to_owned(),
+                    };
+                    set_aside.push((
+                        a,
+                        b,
+                        format!("at {}: {why}", crate::display_pointer(pointer)),
+                    ));
+                }
+                end
+            }
+        };
+        i = ws(end);
+        match bytes.get(i) {
+            Some(b',') => i = ws(i + 1),
+            Some(b']') => return (items, Some(i + 1)),
+            _ => return (items, None),
+        }
+    }
+}
+
+/// Where the list item starting at `from` ends: the first `,` or `]` outside strings and
+/// brackets, or the end of the text.
+fn item_extent(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (offset, &b) in bytes.get(from..).unwrap_or_default().iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' if depth > 0 => depth -= 1,
+            b',' | b']' if depth == 0 => return from + offset,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// `text[from..to]` without surrounding white space; `None` when nothing is left.
+fn trimmed_range(text: &str, from: usize, to: usize) -> Option<(usize, usize)> {
+    let s = text.get(from..to)?;
+    let a = from + (s.len() - s.trim_start().len());
+    let b = from + s.trim_end().len();
+    (a < b).then_some((a, b))
 }
 
 /// A unit's content as kept text.
@@ -302,18 +635,45 @@ pub(crate) fn after_regex(
 ) -> Result<Value, ParseError> {
     let _bound = text_bound(&content);
     let content = match &node.parser {
-        Some(parser) => support::parse_json(
-            content,
-            parser.kind,
-            parser.allow_non_json,
-            parser.transform.as_ref().map(|t| {
+        Some(parser) => {
+            let transform = parser.transform.as_ref().map(|t| {
                 (
                     support::Transform::Interpreted(&t.expression),
                     t.pointer.as_str(),
                 )
-            }),
-            &node.pointer,
-        )?,
+            });
+            let salvageable = walk.lenient()
+                && parser.kind == super::ParserKind::Json
+                && !parser.allow_non_json
+                && content.as_str().is_some();
+            let kept = salvageable.then(|| content.clone());
+            match support::parse_json(
+                content,
+                parser.kind,
+                parser.allow_non_json,
+                transform,
+                &node.pointer,
+            ) {
+                Ok(content) => content,
+                Err(e) => match kept.as_ref().and_then(Content::as_str) {
+                    Some(text) if matches!(e.kind, crate::ParseErrorKind::Json(_)) => {
+                        let value = salvage_json(text, &e, node, walk).ok_or(e)?;
+                        match transform {
+                            Some((transform, pointer)) => {
+                                Content::Value(transform.apply(value).map_err(|e| {
+                                    ParseError::new(
+                                        pointer,
+                                        crate::ParseErrorKind::Transform(e.message),
+                                    )
+                                })?)
+                            }
+                            None => Content::Value(value),
+                        }
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
         None => content,
     };
     let pointer = &node.pointer;
@@ -447,9 +807,17 @@ fn parse_array(
     let items = match &node.items {
         Items::Each(item) if walk.lenient() && is_root_property(node) => {
             let mut kept = Vec::new();
-            for c in support::array_items(content, &node.pointer)? {
-                kept.extend(walk.unit(item, c)?);
+            let mut indices = Vec::new();
+            for (index, c) in support::array_items(content, &node.pointer)?
+                .into_iter()
+                .enumerate()
+            {
+                if let Some(value) = walk.unit(item, c)? {
+                    kept.push(value);
+                    indices.push(index);
+                }
             }
+            walk.kept.push((node.pointer.clone(), indices));
             kept
         }
         Items::Each(item) => support::array_items(content, &node.pointer)?

@@ -4,6 +4,8 @@
 //! Every node remembers its JSON pointer so that errors and generated code can name where in the
 //! schema they come from.
 
+mod check;
+pub use check::{Check, ReadAs, Unread};
 pub(crate) mod interp;
 pub use interp::{Lenient, Malformed};
 mod load;
@@ -35,6 +37,8 @@ pub struct Schema {
     root: Arc<Node>,
     source_name: String,
     value: Value,
+    /// The family's completeness check, run after the schema's parse (see [`Check`]).
+    check: Option<Check>,
 }
 
 /// Refuses spec text longer than [`MAX_SCHEMA_BYTES`] before it is parsed.
@@ -99,7 +103,23 @@ impl Schema {
             root: Arc::new(root),
             source_name: source_name.to_owned(),
             value,
+            check: None,
         })
+    }
+
+    /// The same schema with a family's completeness [`Check`] above it: [`Schema::parse`] fails
+    /// where the check finds a part of the output the message would not carry, and
+    /// [`Schema::parse_lenient`] sets it aside. (`chatparse::shipped` attaches each shipped
+    /// family's check.) The schema's own parse stays as it is:
+    /// [`Schema::parse_schema_only`].
+    pub fn with_check(mut self, check: Check) -> Self {
+        self.check = Some(check);
+        self
+    }
+
+    /// The completeness check attached with [`Schema::with_check`], if any.
+    pub fn check(&self) -> Option<Check> {
+        self.check
     }
 
     /// Load a schema file.

@@ -498,6 +498,9 @@ impl<'p> XRegexStreamParser<'p> {
         }
         let required: Vec<&str> = root.required.iter().map(String::as_str).collect();
         support::check_required(&required, |k| out.contains_key(k), &root.pointer)?;
+        if let Some(check) = plan.schema.check() {
+            check.verify(&plan.schema, &self.buffer)?;
+        }
         let buffer = &self.buffer;
         let events = std::mem::take(&mut self.pending.events)
             .into_iter()
@@ -683,8 +686,17 @@ impl<'p> XRegexStreamParser<'p> {
                             });
                         }
                         let text = span(&self.buffer, cap, end);
-                        match close_value(plan, field, text) {
-                            Ok(value) => {
+                        // Lenient: `None` is a region set aside (`finish` reports it with the
+                        // lenient parse).
+                        let closed = if self.lenient {
+                            close_value_lenient(plan, field, text, &self.buffer).map(Ok)
+                        } else {
+                            Some(
+                                close_value(plan, field, text).map_err(|e| e.located(&self.buffer)),
+                            )
+                        };
+                        match closed {
+                            Some(Ok(value)) => {
                                 if let Some(values) = self.values.get_mut(i) {
                                     values.push(value.clone());
                                 }
@@ -692,9 +704,8 @@ impl<'p> XRegexStreamParser<'p> {
                                     .events
                                     .push(RawEvent::Close { field: i, value });
                             }
-                            // Set aside: `finish` reports it with the lenient parse.
-                            Err(_) if self.lenient => {}
-                            Err(e) => return Err(e),
+                            None => {}
+                            Some(Err(e)) => return Err(e),
                         }
                         match field.kind {
                             FieldKind::Iterate(_) => Scan::Seek { from: match_end },
@@ -934,6 +945,27 @@ fn close_value(plan: &XRegexPlan, field: &Field, text: &str) -> Result<Value, Pa
             crate::schema::interp::parse_node(item, Content::borrowed(text), &mut Walk::strict())
         }
         _ => crate::schema::interp::after_regex(node, Content::borrowed(text), &mut Walk::strict()),
+    }
+}
+
+/// [`close_value`] as the lenient one-shot parse reads the region: parts salvaged inside it,
+/// and what the schema's completeness check names in it left out; `None` when it is set aside.
+fn close_value_lenient(
+    plan: &XRegexPlan,
+    field: &Field,
+    text: &str,
+    buffer: &str,
+) -> Option<Value> {
+    let Some((_, node)) = plan.property(field) else {
+        return Some(Value::Null);
+    };
+    match (&field.kind, &node.items) {
+        (FieldKind::Iterate(_), Items::Each(item)) => {
+            crate::schema::interp::parse_part_lenient(&plan.schema, item, text, false, None)
+        }
+        _ => {
+            crate::schema::interp::parse_part_lenient(&plan.schema, node, text, true, Some(buffer))
+        }
     }
 }
 

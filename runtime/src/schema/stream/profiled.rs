@@ -130,6 +130,9 @@ pub struct ProfiledStreamParser<'p> {
     spaces: (usize, usize),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
     lenient: bool,
+    /// The length of the prompt's tail at the start of `buffer` (error positions count from
+    /// after it).
+    tail: usize,
     pending: Pending,
     /// The events the prompt's tail decided, handed out by `initial_events_with`.
     initial: Vec<RawEvent>,
@@ -164,9 +167,11 @@ impl<'p> ProfiledStreamParser<'p> {
             lenient: false,
             pending: Pending::default(),
             initial: Vec::new(),
+            tail: 0,
         };
         let tail = profile.prefix_tail(prefix);
         if !tail.is_empty() {
+            parser.tail = tail.len();
             parser.buffer.push_str(tail);
             parser.advance();
             parser.initial = std::mem::take(&mut parser.pending.events);
@@ -214,7 +219,12 @@ impl<'p> ProfiledStreamParser<'p> {
             let lenient = self.schema.parse_lenient(&self.buffer);
             (lenient.message, lenient.malformed)
         } else {
-            (self.schema.parse(&self.buffer)?, Vec::new())
+            (
+                self.schema
+                    .parse(&self.buffer)
+                    .map_err(|e| e.shifted(&self.buffer, self.tail))?,
+                Vec::new(),
+            )
         };
         let mut events = Vec::new();
         self.final_events(&message, &mut events);
@@ -598,11 +608,24 @@ impl<'p> ProfiledStreamParser<'p> {
                 open_at + scan.shape.opener.len()
             };
             let capture = span(&self.buffer, body, close_at);
-            let parsed = crate::schema::interp::parse_node(
-                scan.items,
-                Content::borrowed(capture),
-                &mut crate::schema::interp::Walk::strict(),
-            );
+            let parsed = if self.lenient {
+                // As the lenient one-shot parse reads the call (parts salvaged inside it).
+                crate::schema::interp::parse_part_lenient(
+                    self.schema,
+                    scan.items,
+                    capture,
+                    false,
+                    None,
+                )
+                .ok_or(())
+            } else {
+                crate::schema::interp::parse_node(
+                    scan.items,
+                    Content::borrowed(capture),
+                    &mut crate::schema::interp::Walk::strict(),
+                )
+                .map_err(|_| ())
+            };
             let end = close_at + close_len;
             let Ok(value) = parsed else {
                 if self.lenient {

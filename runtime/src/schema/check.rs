@@ -1,0 +1,1029 @@
+//! Completeness checks of shipped families: what a family's schema would drop without a word.
+//!
+//! The shipped x-regex schemas are pinned to the reference (`recursive_parse` in transformers
+//! 5.10.4: the conformance suite checks them case by case), and some of them succeed while leaving
+//! out text the model wrote: Command R7B's schema reads the first of several action blocks, gives
+//! no call for a lone action object, and `"name": null` for an action written with
+//! `name`/`arguments`; Apriel's and Nemotron's read the first call list and swallow what follows
+//! it; the Mistral and Llama schemas drop keys a call item should not have; the schemas whose
+//! calls are iterated in a region (Hermes, Qwen, DeepSeek, …) drop text between or after the
+//! calls; LFM2's drops text after its call lists, gpt-oss's text outside the messages it reads.
+//! A [`Check`] sits above
+//! such a schema (attached by [`Schema::with_check`]; `chatparse::shipped` attaches each family's):
+//! it reads the output as the family's chat template writes it and names every part the message
+//! would not carry. Strict parsing then fails with [`ParseErrorKind::NotUnderstood`] (what, and
+//! where); lenient parsing sets the part aside as a [`Malformed`](super::Malformed) with its text
+//! and span and keeps the rest.
+//!
+//! A check reads the output text (and, for the call region and gpt-oss, the schema's own
+//! patterns), so the interpreter, the streams and the generated parsers run the same one. It
+//! looks at output whose schema parse succeeded: what the schema itself refuses is reported by
+//! the schema.
+//!
+//! [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
+
+use std::borrow::Cow;
+
+use crate::error::ParseError;
+use crate::py::json;
+use crate::value::Value;
+
+use super::Schema;
+
+/// A shipped family's completeness check (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Check {
+    /// `cohere_command_r7b`: thinking, one action block of `{"tool_call_id", "tool_name",
+    /// "parameters"}` items in a JSON list, and a response block; nothing outside them.
+    CohereCommandR7b,
+    /// `apriel`: one `<tool_calls>[…]</tool_calls>` list of `{"name", "arguments", "id"}` items,
+    /// nothing after it but the end token.
+    Apriel,
+    /// `nemotron_nano_v2`: one `<TOOLCALL>[…]</TOOLCALL>` list of `{"name", "arguments"}` items,
+    /// nothing after it but the end token.
+    NemotronNanoV2,
+    /// `mistral_nemo`, `mistral_small_3_1`: the `[TOOL_CALLS]` list's items have the keys
+    /// `name`, `arguments`, `id` only.
+    MistralJsonList,
+    /// `llama3_json`: each call object has the keys `name`, `parameters` (or `arguments`) and
+    /// `type` only, not both `parameters` and `arguments`.
+    Llama3Json,
+    /// The families whose root pattern cuts a `tool_calls` region and whose calls are the
+    /// matches of an `x-regex-iterator` in it (Hermes, Qwen, DeepSeek, Kimi, GLM, MiniMax, …):
+    /// text in the region outside every call (between two calls, after the last) other than
+    /// markup tags (`</tool_call>`, `<|tool_calls_section_end|>`, …) and white space. The
+    /// templates write none; the schemas drop it.
+    CallGaps,
+    /// `lfm2`: nothing after the call lists (`<|tool_call_start|>[…]<|tool_call_end|>`, several
+    /// joined by white space) but the end token.
+    Lfm2,
+    /// `gpt_oss`: nothing outside the harmony messages the schema reads (analysis, final, and
+    /// calls to `functions.*`) but their headers.
+    GptOss,
+}
+
+/// A part of the output the schema's message would not carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    /// The message field it belongs to (`tool_calls`, `content`, …).
+    pub field: &'static str,
+    /// Its byte range in the output.
+    pub span: (usize, usize),
+    /// What it is and why it is not understood.
+    pub what: String,
+    /// What the schema made of it, when anything: the index of the call it gave among the
+    /// field's items, or the whole field.
+    pub read_as: ReadAs,
+}
+
+/// What the schema made of an [`Unread`] part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAs {
+    /// Nothing: the part is not in the message at all.
+    Nothing,
+    /// The item with this index (in output order, counting every item the schema read) of the
+    /// field's array: a call with parts left out.
+    Item(usize),
+    /// The whole field's value.
+    Field,
+}
+
+impl Check {
+    /// The check of a shipped schema, by its name.
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// assert_eq!(Check::for_shipped("cohere_command_r7b"), Some(Check::CohereCommandR7b));
+    /// assert_eq!(Check::for_shipped("qwen3"), Some(Check::CallGaps));
+    /// assert_eq!(Check::for_shipped("granite3_3"), None);
+    /// ```
+    pub fn for_shipped(name: &str) -> Option<Check> {
+        Some(match name {
+            "cohere_command_r7b" => Check::CohereCommandR7b,
+            "apriel" => Check::Apriel,
+            "nemotron_nano_v2" => Check::NemotronNanoV2,
+            "mistral_nemo" | "mistral_small_3_1" => Check::MistralJsonList,
+            "llama3_json" => Check::Llama3Json,
+            "deepseek_r1" | "deepseek_v3_1" | "deepseek_v3_2" | "ernie4_5" | "functionary_v3_1"
+            | "functionary_v3_2" | "gemma4" | "glm4_5" | "hermes" | "kimi_k2" | "minimax_m2"
+            | "mistral_small" | "qwen3" | "qwen3_5" | "qwen3_coder" | "seed_oss" | "smollm3" => {
+                Check::CallGaps
+            }
+            "lfm2" => Check::Lfm2,
+            "gpt_oss" => Check::GptOss,
+            _ => return None,
+        })
+    }
+
+    /// Every part of `text` the family's schema (`schema`, which the call-region check reads
+    /// its patterns from) would leave out of the message, in output order (empty when the
+    /// message carries all of it).
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// let schema = chatparse_runtime::Schema::from_json_str(r#"{"type": "object"}"#)?;
+    /// let text = r#"<|START_ACTION|>[{"name": "f", "arguments": {}}]<|END_ACTION|>"#;
+    /// let unread = Check::CohereCommandR7b.unread(&schema, text);
+    /// assert_eq!(unread.len(), 1);
+    /// assert_eq!(&text[unread[0].span.0..unread[0].span.1], r#"{"name": "f", "arguments": {}}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn unread(&self, schema: &Schema, text: &str) -> Vec<Unread> {
+        let mut out = match self {
+            Check::CohereCommandR7b => cohere(text),
+            Check::Apriel => list_block(
+                text,
+                ListBlock {
+                    open: "<tool_calls>",
+                    close: "</tool_calls>",
+                    ends: &["<|end|>"],
+                    markers: &["[END FINAL RESPONSE]"],
+                    keys: &["name", "arguments", "id"],
+                    what: "Apriel",
+                },
+            ),
+            Check::NemotronNanoV2 => list_block(
+                text,
+                ListBlock {
+                    open: "<TOOLCALL>",
+                    close: "</TOOLCALL>",
+                    ends: &["<SPECIAL_12>"],
+                    markers: &[],
+                    keys: &["name", "arguments"],
+                    what: "Nemotron Nano v2",
+                },
+            ),
+            Check::MistralJsonList => mistral(text),
+            Check::Llama3Json => llama3(text),
+            Check::CallGaps => call_gaps(schema, text),
+            Check::Lfm2 => lfm2(text),
+            Check::GptOss => gpt_oss(schema, text),
+        };
+        out.sort_by_key(|u| u.span);
+        out
+    }
+
+    /// `Ok` when the message carries all of `text`; else the first part it does not, as a
+    /// [`ParseErrorKind::NotUnderstood`](crate::ParseErrorKind::NotUnderstood) error.
+    pub fn verify(&self, schema: &Schema, text: &str) -> Result<(), ParseError> {
+        match self.unread(schema, text).into_iter().next() {
+            None => Ok(()),
+            Some(u) => Err(ParseError::not_understood(
+                &format!("/properties/{}", u.field),
+                u.what,
+                u.span,
+                text,
+            )),
+        }
+    }
+}
+
+/// The first occurrence of `needle` at or after `from`.
+fn find_from(text: &str, needle: &str, from: usize) -> Option<usize> {
+    text.get(from..)?.find(needle).map(|i| from + i)
+}
+
+/// Where Python's `$` (no MULTILINE) first matches at or after `from`: before a final `\n`, or
+/// at the end.
+fn dollar_from(text: &str, from: usize) -> usize {
+    if text.ends_with('\n') && from < text.len() {
+        text.len() - 1
+    } else {
+        text.len()
+    }
+}
+
+/// The earliest of `ends` at or after `from`: (start, end) of the match, or `$`'s position.
+fn first_end(text: &str, from: usize, ends: &[&str], dollar: bool) -> (usize, usize) {
+    let mut best = if dollar {
+        let d = dollar_from(text, from);
+        (d, d)
+    } else {
+        (text.len(), text.len())
+    };
+    for end in ends {
+        if let Some(at) = find_from(text, end, from) {
+            if at < best.0 {
+                best = (at, at + end.len());
+            }
+        }
+    }
+    best
+}
+
+/// The byte range of `s` with surrounding whitespace (Python's `\s`, as far as it matters
+/// here: Unicode white space) removed, offset by `at`.
+fn trimmed(s: &str, at: usize) -> Option<(usize, usize)> {
+    let start = s.len() - s.trim_start().len();
+    let end = s.trim_end().len();
+    (start < end).then_some((at + start, at + end))
+}
+
+/// A JSON value read without building it (the schema's parse has decoded it already): where it
+/// is, its kind, and for an object its keys (decoded) with where each value starts.
+struct Shallow<'t> {
+    span: (usize, usize),
+    kind: &'static str,
+    keys: Vec<(Cow<'t, str>, usize)>,
+}
+
+impl Shallow<'_> {
+    fn key(&self, name: &str) -> Option<usize> {
+        self.keys.iter().find(|(k, _)| k == name).map(|(_, at)| *at)
+    }
+}
+
+fn ws(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(|b| b" \t\n\r".contains(b)) {
+        i += 1;
+    }
+    i
+}
+
+/// Where the JSON string at `i` (a `"`) ends, past its closing quote.
+fn skip_string(bytes: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        match bytes.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+}
+
+/// Where the JSON value at `i` ends.
+fn skip_value(bytes: &[u8], i: usize) -> Option<usize> {
+    match bytes.get(i)? {
+        b'"' => skip_string(bytes, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match bytes.get(j)? {
+                    b'"' => {
+                        j = skip_string(bytes, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while bytes.get(j).is_some_and(|b| !b",]} \t\n\r".contains(b)) {
+                j += 1;
+            }
+            (j > i).then_some(j)
+        }
+    }
+}
+
+/// The JSON value at `at`, shallowly.
+fn shallow(text: &str, at: usize) -> Option<Shallow<'_>> {
+    let bytes = text.as_bytes();
+    let end = skip_value(bytes, at)?;
+    let kind = match bytes.get(at)? {
+        b'{' => "object",
+        b'[' => "array",
+        b'"' => "string",
+        b't' | b'f' => "boolean",
+        b'n' => "null",
+        _ => "number",
+    };
+    let mut keys = Vec::new();
+    if kind == "object" {
+        let mut i = ws(bytes, at + 1);
+        while bytes.get(i) == Some(&b'"') {
+            let key_end = skip_string(bytes, i)?;
+            let raw = text.get(i + 1..key_end - 1)?;
+            let key = if raw.contains('\\') {
+                match json::loads(text.get(i..key_end)?) {
+                    Ok(Value::String(k)) => Cow::Owned(k),
+                    _ => return None,
+                }
+            } else {
+                Cow::Borrowed(raw)
+            };
+            i = ws(bytes, key_end);
+            if bytes.get(i) != Some(&b':') {
+                return None;
+            }
+            let value = ws(bytes, i + 1);
+            keys.push((key, value));
+            i = ws(bytes, skip_value(bytes, value)?);
+            if bytes.get(i) == Some(&b',') {
+                i = ws(bytes, i + 1);
+            }
+        }
+    }
+    Some(Shallow {
+        span: (at, end),
+        kind,
+        keys,
+    })
+}
+
+/// The items of the JSON array that starts at `at` (a `[`), shallowly; `None` when the text
+/// there is not one.
+fn array_items(text: &str, at: usize) -> Option<Vec<Shallow<'_>>> {
+    let bytes = text.as_bytes();
+    if bytes.get(at) != Some(&b'[') {
+        return None;
+    }
+    let mut items = Vec::new();
+    let mut i = ws(bytes, at + 1);
+    if bytes.get(i) == Some(&b']') {
+        return Some(items);
+    }
+    loop {
+        let item = shallow(text, i)?;
+        i = ws(bytes, item.span.1);
+        items.push(item);
+        match bytes.get(i) {
+            Some(b',') => i = ws(bytes, i + 1),
+            Some(b']') => return Some(items),
+            _ => return None,
+        }
+    }
+}
+
+/// Checks the keys of one call object: `None` when they are the format's.
+fn item_keys(item: &Shallow<'_>, allowed: &[&str], required: &str, format: &str) -> Option<String> {
+    if item.kind != "object" {
+        return Some(format!(
+            "a {} where {format} writes a call object",
+            item.kind
+        ));
+    }
+    let unknown: Vec<&str> = item
+        .keys
+        .iter()
+        .map(|(k, _)| k.as_ref())
+        .filter(|k| !allowed.contains(k))
+        .collect();
+    let wanted = allowed.join(", ");
+    if !unknown.is_empty() {
+        return Some(format!(
+            "a call with the key{} {} that {format} does not write (its keys: {wanted}); the \
+             schema would drop {}",
+            if unknown.len() == 1 { "" } else { "s" },
+            unknown.join(", "),
+            if unknown.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    if item.key(required).is_none() {
+        return Some(format!(
+            "a call without \"{required}\" (the keys {format} writes: {wanted})"
+        ));
+    }
+    None
+}
+
+// --- Command R7B -------------------------------------------------------------------------------
+
+const START_THINKING: &str = "<|START_THINKING|>";
+const END_THINKING: &str = "<|END_THINKING|>";
+const START_ACTION: &str = "<|START_ACTION|>";
+const END_ACTION: &str = "<|END_ACTION|>";
+const START_RESPONSE: &str = "<|START_RESPONSE|>";
+const END_RESPONSE: &str = "<|END_RESPONSE|>";
+const END_OF_TURN: &str = "<|END_OF_TURN_TOKEN|>";
+const COHERE_MARKERS: [&str; 7] = [
+    START_THINKING,
+    END_THINKING,
+    START_ACTION,
+    END_ACTION,
+    START_RESPONSE,
+    END_RESPONSE,
+    END_OF_TURN,
+];
+const COHERE_KEYS: [&str; 3] = ["tool_call_id", "tool_name", "parameters"];
+
+/// The body the schema's pattern `OPEN(.*?)(?:ENDS|$)` reads: the first `open` (for thinking,
+/// the first whose body does not start with an end: the pattern's look-ahead), as (block start,
+/// body start, body end, block end).
+fn cohere_block(
+    text: &str,
+    open: &str,
+    ends: &[&str],
+    skip_empty: bool,
+) -> Option<(usize, usize, usize, usize)> {
+    let mut from = 0;
+    while let Some(at) = find_from(text, open, from) {
+        let body = at + open.len();
+        let (end, block_end) = first_end(text, body, ends, true);
+        if !(skip_empty && end == body) {
+            return Some((at, body, end, block_end));
+        }
+        from = at + 1;
+    }
+    None
+}
+
+fn cohere(text: &str) -> Vec<Unread> {
+    let thinking = cohere_block(
+        text,
+        START_THINKING,
+        &[END_THINKING, START_ACTION, START_RESPONSE, END_OF_TURN],
+        true,
+    );
+    let action = cohere_block(text, START_ACTION, &[END_ACTION, END_OF_TURN], false);
+    let response = cohere_block(text, START_RESPONSE, &[END_RESPONSE, END_OF_TURN], false);
+    let read: Vec<(usize, usize)> = [thinking, action, response]
+        .into_iter()
+        .flatten()
+        .map(|(_, body, end, _)| (body, end))
+        .collect();
+    let mut out = Vec::new();
+    // The turn ends at its end token: what follows it is dropped, as every family drops text
+    // after an end token.
+    let cut = text.find(END_OF_TURN).unwrap_or(text.len());
+    // The text between markers, each piece with the marker before it.
+    let mut at = 0;
+    let mut before: Option<&str> = None;
+    // Each marker's next occurrence, found again only once passed (one scan per marker).
+    let mut next_of: [Option<usize>; 7] = COHERE_MARKERS.map(|m| text.find(m));
+    while at < cut {
+        for (slot, m) in next_of.iter_mut().zip(COHERE_MARKERS) {
+            if slot.is_some_and(|i| i < at) {
+                *slot = find_from(text, m, at);
+            }
+        }
+        let next = next_of
+            .iter()
+            .zip(COHERE_MARKERS)
+            .filter_map(|(i, m)| i.map(|i| (i, m)))
+            .min_by_key(|(i, _)| *i)
+            .filter(|(i, _)| *i < cut);
+        let piece_end = next.map_or(cut, |(i, _)| i);
+        let piece = text.get(at..piece_end).unwrap_or_default();
+        if let Some((start, end)) = trimmed(piece, at) {
+            let is_read = read.iter().any(|&(a, b)| a <= start && end <= b);
+            if !is_read {
+                out.push(cohere_unread(before, at, (start, end), next));
+            }
+        }
+        match next {
+            Some((i, m)) => {
+                at = i + m.len();
+                before = Some(m);
+            }
+            None => break,
+        }
+    }
+    // The action block the schema read: a JSON list of the template's actions.
+    if let Some((block, body, end, block_end)) = action {
+        let text_body = text.get(body..end).unwrap_or_default();
+        let start = body + (text_body.len() - text_body.trim_start().len());
+        match shallow(text, start) {
+            Some(value) if value.kind == "array" => {
+                for (index, item) in array_items(text, start)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                {
+                    let name_kind = item
+                        .key("tool_name")
+                        .and_then(|at| shallow(text, at))
+                        .map(|v| v.kind);
+                    let problem = match name_kind {
+                        Some(kind) if kind != "string" => Some(format!(
+                            "a call whose \"tool_name\" is a {kind}, not a string"
+                        )),
+                        _ => item_keys(&item, &COHERE_KEYS, "tool_name", "Command R7B"),
+                    };
+                    if let Some(problem) = problem {
+                        out.push(Unread {
+                            field: "tool_calls",
+                            span: item.span,
+                            what: format!("action {index}: {problem}"),
+                            read_as: ReadAs::Item(index),
+                        });
+                    }
+                }
+            }
+            Some(other) => out.push(Unread {
+                field: "tool_calls",
+                span: (block, block_end.max(end)),
+                what: format!(
+                    "the action block holds a JSON {}, not the list of actions Command R7B \
+                     writes ([{{\"tool_call_id\", \"tool_name\", \"parameters\"}}, …]); the \
+                     schema would read no call from it",
+                    other.kind
+                ),
+                read_as: ReadAs::Field,
+            }),
+            None => {}
+        }
+    }
+    out
+}
+
+/// A piece of Command R7B output outside what the schema reads.
+fn cohere_unread(
+    before: Option<&str>,
+    piece_start: usize,
+    span: (usize, usize),
+    next: Option<(usize, &str)>,
+) -> Unread {
+    let (field, block, closer) = match before {
+        Some(START_ACTION) => ("tool_calls", "action", END_ACTION),
+        Some(START_THINKING) => ("reasoning_content", "thinking", END_THINKING),
+        Some(START_RESPONSE) => ("content", "response", END_RESPONSE),
+        _ => {
+            return Unread {
+                field: "content",
+                span,
+                what: "text outside Command R7B's blocks: the model writes its answer in \
+                       <|START_RESPONSE|>…<|END_RESPONSE|>, its reasoning in \
+                       <|START_THINKING|>…<|END_THINKING|> and its calls in \
+                       <|START_ACTION|>…<|END_ACTION|>"
+                    .to_owned(),
+                read_as: ReadAs::Nothing,
+            }
+        }
+    };
+    let opener = before.unwrap_or_default();
+    // The whole block, from its opener to its closer when one follows.
+    let start = piece_start - opener.len();
+    let end = match next {
+        Some((i, m)) if m == closer => i + m.len(),
+        _ => span.1,
+    };
+    Unread {
+        field,
+        span: (start, end),
+        what: if block == "action" {
+            "a second action block: Command R7B writes one per turn (its chat template renders \
+             all of a turn's calls in one <|START_ACTION|> list), and the schema reads the first"
+                .to_owned()
+        } else {
+            format!(
+                "a second {block} block: Command R7B writes one per turn, and the schema reads \
+                 the first"
+            )
+        },
+        read_as: ReadAs::Nothing,
+    }
+}
+
+// --- one call list after a marker --------------------------------------------------------------
+
+struct ListBlock {
+    open: &'static str,
+    close: &'static str,
+    /// End tokens: the turn ends there.
+    ends: &'static [&'static str],
+    /// Markers that may follow the list (not text).
+    markers: &'static [&'static str],
+    keys: &'static [&'static str],
+    what: &'static str,
+}
+
+/// Apriel's and Nemotron's calls: the schema reads the first list after `open` and swallows
+/// what follows its `close`.
+fn list_block(text: &str, f: ListBlock) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let Some(open) = text.find(f.open) else {
+        return out;
+    };
+    let body = open + f.open.len();
+    let (turn_end, _) = first_end(text, body, f.ends, false);
+    let list_at = body + (text[body..].len() - text[body..].trim_start().len());
+    if let Some(items) = array_items(text, list_at) {
+        for (index, item) in items.into_iter().enumerate() {
+            if let Some(problem) = item_keys(&item, f.keys, "name", f.what) {
+                out.push(Unread {
+                    field: "tool_calls",
+                    span: item.span,
+                    what: format!("call {index}: {problem}"),
+                    read_as: ReadAs::Item(index),
+                });
+            }
+        }
+    }
+    let Some(close) = find_from(text, f.close, body).filter(|&c| c < turn_end) else {
+        return out;
+    };
+    // After the list: only markers and white space until the end token.
+    let mut at = close + f.close.len();
+    while at < turn_end {
+        let next = f
+            .markers
+            .iter()
+            .filter_map(|m| find_from(text, m, at).map(|i| (i, m.len())))
+            .filter(|&(i, _)| i < turn_end)
+            .min();
+        let piece_end = next.map_or(turn_end, |(i, _)| i);
+        if let Some((start, _)) = trimmed(text.get(at..piece_end).unwrap_or_default(), at) {
+            let end = text[..turn_end].trim_end().len();
+            let second = text[start..].starts_with(f.open);
+            out.push(Unread {
+                field: "tool_calls",
+                span: (start, end),
+                what: if second {
+                    format!(
+                        "a second {} list: {} writes all of a turn's calls in one list, and \
+                         the schema reads the first",
+                        f.open, f.what
+                    )
+                } else {
+                    format!(
+                        "text after the call list ({}…{}): {} writes nothing there, and the \
+                         schema would drop it",
+                        f.open, f.close, f.what
+                    )
+                },
+                read_as: ReadAs::Nothing,
+            });
+            break;
+        }
+        match next {
+            Some((i, len)) => at = i + len,
+            None => break,
+        }
+    }
+    out
+}
+
+// --- Mistral JSON list -------------------------------------------------------------------------
+
+fn mistral(text: &str) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let Some(marker) = text.find("[TOOL_CALLS]") else {
+        return out;
+    };
+    let body = marker + "[TOOL_CALLS]".len();
+    let at = body + (text[body..].len() - text[body..].trim_start().len());
+    let items = match text.as_bytes().get(at) {
+        Some(b'[') => array_items(text, at).unwrap_or_default(),
+        Some(b'{') => shallow(text, at).into_iter().collect(),
+        _ => Vec::new(),
+    };
+    for (index, item) in items.into_iter().enumerate() {
+        if let Some(problem) = item_keys(&item, &["name", "arguments", "id"], "name", "Mistral") {
+            out.push(Unread {
+                field: "tool_calls",
+                span: item.span,
+                what: format!("call {index}: {problem}"),
+                read_as: ReadAs::Item(index),
+            });
+        }
+    }
+    out
+}
+
+// --- Llama 3 JSON ------------------------------------------------------------------------------
+
+fn llama3(text: &str) -> Vec<Unread> {
+    const TAG: &str = "<|python_tag|>";
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let ws = |mut i: usize| {
+        while bytes.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        i
+    };
+    // Where the calls start: a call object that opens the output, or the first python tag
+    // followed by one (as the schema's substitution and pattern read it).
+    let lead = ws(0);
+    let mut at = if bytes.get(lead) == Some(&b'{') && opens_call(&text[lead..]) {
+        lead
+    } else {
+        let mut from = 0;
+        loop {
+            let Some(tag) = find_from(text, TAG, from) else {
+                return out;
+            };
+            let i = ws(tag + TAG.len());
+            if bytes.get(i) == Some(&b'{') {
+                break i;
+            }
+            from = tag + 1;
+        }
+    };
+    let mut index = 0;
+    while let Some(item) = shallow(text, at) {
+        let span = item.span;
+        let problem = match &item {
+            item if item.key("parameters").is_some() && item.key("arguments").is_some() => Some(
+                "a call with both \"parameters\" and \"arguments\": the schema would keep one"
+                    .to_owned(),
+            ),
+            _ => item_keys(
+                &item,
+                &["name", "parameters", "arguments", "type"],
+                "name",
+                "Llama 3",
+            ),
+        };
+        if let Some(problem) = problem {
+            out.push(Unread {
+                field: "tool_calls",
+                span,
+                what: format!("call {index}: {problem}"),
+                read_as: ReadAs::Item(index),
+            });
+        }
+        index += 1;
+        let mut i = ws(span.1);
+        if bytes.get(i) == Some(&b';') {
+            i = ws(i + 1);
+        } else if text[i..].starts_with(TAG) {
+            i = ws(i + TAG.len());
+        } else {
+            break;
+        }
+        if bytes.get(i) != Some(&b'{') {
+            break;
+        }
+        at = i;
+    }
+    out
+}
+
+/// Whether `s` starts like a call object: `{` then `"name"` or `"type"` and a colon.
+fn opens_call(s: &str) -> bool {
+    let rest = s[1..].trim_start();
+    ["\"name\"", "\"type\""].iter().any(|k| {
+        rest.strip_prefix(k)
+            .is_some_and(|r| r.trim_start().starts_with(':'))
+    })
+}
+
+// --- text between and after iterated calls -----------------------------------------------------
+
+/// The parts of the `tool_calls` region (the root pattern's group, after the root's
+/// substitutions) outside every match of the calls' iterator that are more than markup and white
+/// space.
+fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let root = schema.root();
+    let (Some(pattern), Some(calls)) = (&root.regex, root.property("tool_calls")) else {
+        return out;
+    };
+    let Some(iterator) = &calls.iterator else {
+        return out;
+    };
+    if calls.regex.is_some() || !calls.substitutions.is_empty() {
+        return out;
+    }
+    // No call anywhere: no text among calls (one cheap search before the root pattern's).
+    if !matches!(iterator.regex.search(text), Ok(Some(_))) {
+        return out;
+    }
+    let mut rewritten = Cow::Borrowed(text);
+    for sub in &root.substitutions {
+        match crate::support::substitute(
+            rewritten,
+            &sub.pattern.regex,
+            &sub.replacement,
+            &sub.pattern.pointer,
+        ) {
+            Ok(t) => rewritten = t,
+            Err(_) => return out,
+        }
+    }
+    let Some(group) = pattern.regex.group_index("tool_calls") else {
+        return out;
+    };
+    let region = match pattern.regex.search(&rewritten) {
+        Ok(Some(caps)) => match caps.get(group) {
+            Some(region) => region,
+            None => return out,
+        },
+        _ => return out,
+    };
+    let mut at = 0;
+    let mut gaps = Vec::new();
+    for found in iterator.regex.find_iter(region) {
+        let Ok(found) = found else {
+            return out;
+        };
+        gaps.push((at, found.start()));
+        at = found.end().max(at);
+    }
+    gaps.push((at, region.len()));
+    // Where the region is in the output: exact when no substitution rewrote the text before it,
+    // else found by its text.
+    let region_at = slice_offset(text, region);
+    let mut from = 0;
+    for (a, b) in gaps {
+        let gap = region.get(a..b).unwrap_or_default();
+        if markup_only(gap) {
+            continue;
+        }
+        let Some((start, end)) = trimmed(gap, a) else {
+            continue;
+        };
+        let piece = &region[start..end];
+        let span = match region_at {
+            Some(offset) => Some((offset + start, offset + end)),
+            None => find_from(text, piece, from)
+                .or_else(|| text.find(piece))
+                .map(|i| (i, i + piece.len())),
+        };
+        let Some(span) = span else { continue };
+        from = span.1;
+        out.push(Unread {
+            field: "tool_calls",
+            span,
+            what: "text among the tool calls (between two calls or after the last): the \
+                   family's chat template writes the message's text before its calls, and the \
+                   schema would drop this"
+                .to_owned(),
+            read_as: ReadAs::Nothing,
+        });
+    }
+    out
+}
+
+/// Where `slice` starts in `text`, when it is a slice of it.
+fn slice_offset(text: &str, slice: &str) -> Option<usize> {
+    (slice.as_ptr() as usize)
+        .checked_sub(text.as_ptr() as usize)
+        .filter(|&offset| offset + slice.len() <= text.len())
+}
+
+/// Whether `s` is nothing but markup tags (`<…>` without white space inside) and white space.
+fn markup_only(s: &str) -> bool {
+    let mut rest = s.trim_start();
+    while !rest.is_empty() {
+        let Some(tag) = rest.strip_prefix('<') else {
+            return false;
+        };
+        let Some(close) = tag.find('>') else {
+            return false;
+        };
+        if tag[..close].chars().any(|c| c.is_whitespace() || c == '<') {
+            return false;
+        }
+        rest = tag[close + 1..].trim_start();
+    }
+    true
+}
+
+// --- LFM2 --------------------------------------------------------------------------------------
+
+fn lfm2(text: &str) -> Vec<Unread> {
+    const START: &str = "<|tool_call_start|>";
+    const END: &str = "<|tool_call_end|>";
+    let mut out = Vec::new();
+    let Some(first) = text.find(START) else {
+        return out;
+    };
+    let (turn_end, _) = first_end(text, first, &["<|im_end|>", "<|endoftext|>"], false);
+    // The lists the schema joins: `]` <|tool_call_end|> `<|tool_call_start|>` `[`, white space
+    // around each.
+    let mut at = first;
+    loop {
+        let Some(end) = find_from(text, END, at).filter(|&e| e < turn_end) else {
+            return out;
+        };
+        let after = end + END.len();
+        let rest = &text[after..turn_end];
+        let next = rest.trim_start();
+        let joined = text[..end].trim_end().ends_with(']')
+            && next
+                .strip_prefix(START)
+                .is_some_and(|r| r.trim_start().starts_with('['));
+        if joined {
+            at = after + (rest.len() - next.len()) + START.len();
+            continue;
+        }
+        if let Some(span) = trimmed(rest, after) {
+            let second = next.starts_with(START);
+            out.push(Unread {
+                field: "tool_calls",
+                span,
+                what: if second {
+                    "a call list the schema does not join to the ones before it (only white \
+                     space may stand between two lists): the schema would drop it"
+                        .to_owned()
+                } else {
+                    "text after the call lists (<|tool_call_start|>[…]<|tool_call_end|>): LFM2 \
+                     writes nothing there, and the schema would drop it"
+                        .to_owned()
+                },
+                read_as: ReadAs::Nothing,
+            });
+        }
+        return out;
+    }
+}
+
+// --- gpt-oss (harmony) -------------------------------------------------------------------------
+
+/// What the harmony format writes around messages: special tokens, the role, the channels, the
+/// constraint and a recipient.
+fn harmony_scaffold(piece: &str) -> bool {
+    piece.split_whitespace().all(|word| {
+        let mut rest = word;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("<|") {
+                let Some(close) = r.find("|>") else {
+                    return false;
+                };
+                rest = &r[close + 2..];
+                continue;
+            }
+            let end = rest.find("<|").unwrap_or(rest.len());
+            let token = &rest[..end];
+            let known = matches!(
+                token,
+                "assistant" | "analysis" | "commentary" | "final" | "json"
+            ) || token.starts_with("to=functions.");
+            if !known {
+                return false;
+            }
+            rest = &rest[end..];
+        }
+        true
+    })
+}
+
+fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let root = schema.root();
+    let Some(properties) = root.properties.as_deref() else {
+        return out;
+    };
+    // What the schema reads: each field's first match, every call's match (on the stack for a
+    // usual message: the check allocates nothing when all is read).
+    let mut inline = [(0usize, 0usize); 16];
+    let mut count = 0;
+    let mut spilled: Vec<(usize, usize)> = Vec::new();
+    let mut add = |span: (usize, usize)| {
+        if count < inline.len() {
+            inline[count] = span;
+            count += 1;
+        } else {
+            if spilled.is_empty() {
+                spilled.extend_from_slice(&inline);
+            }
+            spilled.push(span);
+        }
+    };
+    for property in properties {
+        let node = &property.node;
+        if let Some(p) = &node.regex {
+            if let Ok(Some(caps)) = p.regex.search(text) {
+                add((caps.start(), caps.end()));
+            }
+        } else if let Some(p) = &node.iterator {
+            for found in p.regex.find_iter(text) {
+                let Ok(found) = found else {
+                    return out;
+                };
+                add((found.start(), found.end()));
+            }
+        }
+    }
+    let read: &mut [(usize, usize)] = if spilled.is_empty() {
+        &mut inline[..count]
+    } else {
+        &mut spilled
+    };
+    read.sort_unstable();
+    let mut at = 0;
+    let gaps = read
+        .iter()
+        .map(Some)
+        .chain([None])
+        .filter_map(|span| match span {
+            Some(&(a, b)) => {
+                let gap = (a > at).then_some((at, a));
+                at = at.max(b);
+                gap
+            }
+            None => Some((at, text.len())),
+        });
+    for (a, b) in gaps {
+        let piece = text.get(a..b).unwrap_or_default();
+        if harmony_scaffold(piece) {
+            continue;
+        }
+        if let Some(span) = trimmed(piece, a) {
+            out.push(Unread {
+                field: "content",
+                span,
+                what: "text outside the harmony messages the schema reads (analysis, final, \
+                       calls to functions.*): the schema would drop it"
+                    .to_owned(),
+                read_as: ReadAs::Nothing,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! Error positions (issue 21, item 6): an error in JSON arguments keeps the reference's message
+//! (its line and column count from the snippet the node was given, as transformers words it),
+//! and carries where it is in the whole model output: `ParseError::position`, the same through
+//! the interpreter, the generated parser, the stream and the CLI. The expected offsets are
+//! computed from the input text itself.
+
+use chatparse::{ParseErrorKind, Position};
+
+/// (family, output, the text right before the character the JSON error names).
+const CASES: &[(&str, &str, &str)] = &[
+    // Hermes: a slice of the output reaches the parser.
+    (
+        "hermes",
+        "Let me look.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\",}}\n</tool_call>",
+        "\"Paris\",",
+    ),
+    // Qwen3: a substitution rewrites the output first (the snippet is a copy).
+    (
+        "qwen3",
+        "<think>\nCheck.\n</think>\n\nSure.\n<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": tru}}\n</tool_call>",
+        "\"a\": ",
+    ),
+    // Mistral Nemo: the whole JSON list, on its second line.
+    (
+        "mistral_nemo",
+        "Two calls.[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}},\n {\"name\": \"b\" \"arguments\": {}}]",
+        "{\"name\": \"b\" ",
+    ),
+    // Kimi K2: the arguments after a call id.
+    (
+        "kimi_k2",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"x\": [1, 2}<|tool_call_end|><|tool_calls_section_end|>",
+        "[1, 2",
+    ),
+    // gpt-oss: streamed by its patterns.
+    (
+        "gpt_oss",
+        "<|channel|>analysis<|message|>Call it.\nTwice.<|end|><|start|>assistant to=functions.f<|channel|>commentary json<|message|>{\"q\": 'x'}<|call|>",
+        "{\"q\": ",
+    ),
+];
+
+fn expected(input: &str, before: &str) -> Position {
+    let offset = input.find(before).unwrap() + before.len();
+    let line = input[..offset].matches('\n').count() + 1;
+    let line_start = input[..offset].rfind('\n').map_or(0, |i| i + 1);
+    Position {
+        offset,
+        line,
+        column: input[line_start..offset].chars().count() + 1,
+    }
+}
+
+#[test]
+fn json_errors_say_where_they_are_in_the_output() {
+    for &(family, input, before) in CASES {
+        let want = expected(input, before);
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        // The interpreter.
+        let e = spec.parse(input).unwrap_err();
+        assert!(matches!(e.kind, ParseErrorKind::Json(_)), "{family}: {e}");
+        assert_eq!(e.position, Some(want), "{family}: {e}");
+        // The message is the reference's (its char offset counts from the snippet), unchanged.
+        assert!(e.to_string().contains("content is not valid JSON: "), "{e}");
+        // The generated parser.
+        let generated = chatparse::models::parse_value_fn(family).unwrap()(input).unwrap_err();
+        assert_eq!(generated.position, Some(want), "{family} (generated)");
+        // The stream, in one piece and in 7-byte chunks.
+        for size in [input.len(), 7] {
+            let mut stream = spec.stream(None, None).unwrap();
+            let mut result = Ok(());
+            let mut at = 0;
+            while at < input.len() && result.is_ok() {
+                let mut end = (at + size).min(input.len());
+                while !input.is_char_boundary(end) {
+                    end += 1;
+                }
+                result = stream.feed_with(&input[at..end], &mut |_| {});
+                at = end;
+            }
+            let e = match result {
+                Err(e) => e,
+                Ok(()) => stream.finish_with(&mut |_| {}).unwrap_err(),
+            };
+            assert_eq!(
+                e.position,
+                Some(want),
+                "{family} (stream, {size}-byte chunks)"
+            );
+        }
+    }
+}
+
+/// A prompt prefix does not move the positions: they count from the output.
+#[test]
+fn positions_count_from_the_output_after_a_prompt() {
+    let spec = chatparse::shipped::spec("qwen3").unwrap().unwrap();
+    let prompt = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n";
+    let input =
+        "Plan.\n</think>\n\n<tool_call>\n{\"name\": \"f\", \"arguments\": {,}}\n</tool_call>";
+    let want = expected(input, "\"arguments\": {");
+    let e = spec.parse_with_prefix(input, prompt).unwrap_err();
+    assert_eq!(e.position, Some(want));
+    let mut stream = spec.stream(Some(prompt), None).unwrap();
+    stream.feed_with(input, &mut |_| {}).unwrap();
+    assert_eq!(
+        stream.finish_with(&mut |_| {}).unwrap_err().position,
+        Some(want)
+    );
+}
