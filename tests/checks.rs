@@ -328,3 +328,20 @@ fn unread_parts_say_what_the_schema_made_of_them() {
     );
     assert!(matches!(lenient.message, Value::Object(_)));
 }
+
+/// What follows an end token is not read by the schema, so a check does not look at it either
+/// (found by the lenient fuzz target: a Llama 3 call after `<|eot_id|>`).
+#[test]
+fn checks_stop_at_the_end_token() {
+    let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
+    let input = r#"<|eot_id|><|python_tag|>{"name": "f", "args": {}}"#;
+    assert_eq!(
+        spec.parse(input).unwrap(),
+        chatparse::json!({"role": "assistant"})
+    );
+    assert!(spec
+        .parse_lenient(input, None)
+        .unwrap()
+        .malformed
+        .is_empty());
+}

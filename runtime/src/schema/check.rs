@@ -594,11 +594,12 @@ struct ListBlock {
 /// what follows its `close`.
 fn list_block(text: &str, f: ListBlock) -> Vec<Unread> {
     let mut out = Vec::new();
-    let Some(open) = text.find(f.open) else {
+    // The schema reads nothing after the first end token.
+    let (turn_end, _) = first_end(text, 0, f.ends, false);
+    let Some(open) = text[..turn_end].find(f.open) else {
         return out;
     };
     let body = open + f.open.len();
-    let (turn_end, _) = first_end(text, body, f.ends, false);
     let list_at = body + (text[body..].len() - text[body..].trim_start().len());
     if let Some(items) = array_items(text, list_at) {
         for (index, item) in items.into_iter().enumerate() {
@@ -695,6 +696,14 @@ fn llama3(text: &str) -> Vec<Unread> {
         }
         i
     };
+    // The turn ends at the first end token: the schema reads nothing after it.
+    let (turn_end, _) = first_end(
+        text,
+        0,
+        &["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"],
+        false,
+    );
+    let text = &text[..turn_end];
     // Where the calls start: a call object that opens the output, or the first python tag
     // followed by one (as the schema's substitution and pattern read it).
     let lead = ws(0);
@@ -880,10 +889,10 @@ fn lfm2(text: &str) -> Vec<Unread> {
     const START: &str = "<|tool_call_start|>";
     const END: &str = "<|tool_call_end|>";
     let mut out = Vec::new();
-    let Some(first) = text.find(START) else {
+    let (turn_end, _) = first_end(text, 0, &["<|im_end|>", "<|endoftext|>"], false);
+    let Some(first) = text[..turn_end].find(START) else {
         return out;
     };
-    let (turn_end, _) = first_end(text, first, &["<|im_end|>", "<|endoftext|>"], false);
     // The lists the schema joins: `]` <|tool_call_end|> `<|tool_call_start|>` `[`, white space
     // around each.
     let mut at = first;

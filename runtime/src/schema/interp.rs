@@ -177,26 +177,32 @@ fn set_aside_unread(
     };
     for unread in check.unread(schema, text) {
         let pointer = format!("/properties/{}", unread.field);
+        // What the schema set aside in the field already says the part.
+        let reported = malformed
+            .iter()
+            .any(|m| m.field.as_deref() == Some(unread.field));
         match unread.read_as {
             ReadAs::Nothing => {}
             ReadAs::Field => {
-                if fields.shift_remove(unread.field).is_none() {
-                    continue; // set aside by the schema already
+                if fields.shift_remove(unread.field).is_none() && reported {
+                    continue;
                 }
             }
             ReadAs::Item(index) => {
-                let Some((_, indices)) = kept.iter_mut().find(|(p, _)| *p == pointer) else {
-                    continue;
-                };
-                let Some(at) = indices.iter().position(|&i| i == index) else {
-                    continue; // set aside by the schema already
-                };
-                let Some(Value::Array(items)) = fields.get_mut(unread.field) else {
-                    continue;
-                };
-                if at < items.len() {
-                    items.remove(at);
-                    indices.remove(at);
+                let position =
+                    kept.iter_mut()
+                        .find(|(p, _)| *p == pointer)
+                        .and_then(|(_, indices)| {
+                            let at = indices.iter().position(|&i| i == index)?;
+                            Some((indices, at))
+                        });
+                match (position, fields.get_mut(unread.field)) {
+                    (Some((indices, at)), Some(Value::Array(items))) if at < items.len() => {
+                        items.remove(at);
+                        indices.remove(at);
+                    }
+                    _ if reported => continue,
+                    _ => {}
                 }
             }
         }
