@@ -265,9 +265,14 @@ fn markup_escape(v: Value) -> Value {
 /// operand is wrapped as `(operand)|__chatparse_markup`. Anything else is left alone (`None`).
 /// functionary v3.1 builds its tool list this way.
 fn markup_chain(tag: &str) -> Option<String> {
-    let open_len = 2 + usize::from(tag[2..].starts_with(['-', '+']));
+    // A tag is `{{ … }}`; anything else (a template the fuzzer cut inside a character) is left
+    // alone rather than sliced off a character boundary.
+    if !(tag.starts_with("{{") && tag.ends_with("}}")) {
+        return None;
+    }
+    let open_len = 2 + usize::from(tag.get(2..)?.starts_with(['-', '+']));
     let body_end = tag.len().checked_sub(2)?;
-    let close_start = if body_end > open_len && tag[..body_end].ends_with(['-', '+']) {
+    let close_start = if body_end > open_len && tag.get(..body_end)?.ends_with(['-', '+']) {
         body_end - 1
     } else {
         body_end
@@ -275,7 +280,7 @@ fn markup_chain(tag: &str) -> Option<String> {
     if close_start <= open_len || !tag.contains("safe") {
         return None;
     }
-    let inner = &tag[open_len..close_start];
+    let inner = tag.get(open_len..close_start)?;
     let mut operands = Vec::new();
     let mut depth = 0usize;
     let mut from = 0;
@@ -624,6 +629,10 @@ mod tests {
         assert_eq!(markup_chain(r#"{{ "a"|safe + x if c else y }}"#), None);
         assert_eq!(markup_chain(r#"{{ f("a"|safe + x) }}"#), None);
         assert_eq!(markup_chain("{{ x + y }}"), None);
+        // derive_template found it (tests/fuzz_regressions/derive_template-markup-tag-char-
+        // boundary): a tag cut inside a character is left alone, not sliced.
+        assert_eq!(markup_chain("{{ \"a\"|safe + b｜"), None);
+        assert_eq!(markup_chain("{{｜"), None);
     }
 
     #[test]
