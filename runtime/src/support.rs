@@ -247,11 +247,6 @@ impl Transform<'_> {
             Transform::CompiledOwned(f) => f(value),
         }
     }
-
-    /// The same as [`Transform::apply`].
-    pub fn apply_owned(self, value: Value) -> Result<Value, JmesError> {
-        self.apply(value)
-    }
 }
 
 /// `x-parser` with its `x-parser-args`: Python's `json.loads` (after Gemma 4's conversion for
@@ -822,16 +817,6 @@ impl Iterator for Beyond<'_, '_> {
 impl From<Map> for Fields<'_> {
     fn from(map: Map) -> Self {
         Fields::Map(map)
-    }
-}
-
-impl IntoIterator for Fields<'_> {
-    type Item = (String, Value);
-    type IntoIter = crate::value::IntoIter;
-
-    /// Every key and value, in the dict's order (the groups' order in the pattern).
-    fn into_iter(self) -> Self::IntoIter {
-        self.into_map().into_iter()
     }
 }
 
