@@ -2,7 +2,7 @@
 //! complete, then its arguments' JSON text as it arrives, so the OpenAI adapter can send
 //! `function.name` and `function.arguments` fragments before the call closes.
 //!
-//! Two call shapes are read this way, recognised from the schema of the calls' items:
+//! Three call shapes are read this way, recognised from the schema of the calls' items:
 //!
 //! * **JSON object** (`hermes`, `qwen3`, `smollm3`, `ernie4_5`): the call is
 //!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`.
@@ -10,13 +10,21 @@
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
 //!   arguments are the JSON object after it, items whose `function` has an `x-regex` and whose
 //!   `arguments` have `x-parser: json`.
+//! * **XML parameters** (`qwen3_coder`, `qwen3_5`, `seed_oss`, `glm4_5`, `minimax_m2`): a tag
+//!   names the function, each parameter is a key-value match (`<parameter=city>Paris</parameter>`),
+//!   items whose `function` has an `x-regex` with `name` and `arguments` groups and whose
+//!   `arguments` are read by `x-regex-key-value`. The arguments' JSON text is not written by the
+//!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
+//!   each closes, by the schema's own conversion of the parameters so far.
 //!
 //! Why this cannot disagree with the final message: the sketch only ever reads text that is
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
 //! when it closes) whenever the text is not in the simple form whose final value it can
 //! predict: a JSON object whose first key is `name` (a string without brackets) and whose second
 //! is `arguments` (an object); a header without brackets before the first `{`, that the items'
-//! schema reads as a call when `{}` follows it. The adapter still compares what it sent with the
+//! schema reads as a call when `{}` follows it; a tag header that the items' schema reads as a call
+//! with no parameters once its open tags are closed, and parameters whose conversion adds one key
+//! each. The adapter still compares what it sent with the
 //! closed call and fails the stream if they differ ([`ParseErrorKind::StreamedCallChanged`]
 //! (crate::ParseErrorKind)): a call object that writes `name`, `arguments` or `id` again after its
 //! arguments.
@@ -37,7 +45,15 @@ pub(crate) struct CallShape {
     field: String,
     /// The iterator's opener; the item's text starts after it unless `capture_from_opener`.
     opener_len: usize,
-    header: bool,
+    kind: ShapeKind,
+}
+
+/// The three shapes (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShapeKind {
+    JsonObject,
+    HeaderJson,
+    XmlParameters,
 }
 
 impl CallShape {
@@ -51,32 +67,44 @@ impl CallShape {
             .find(|p| field_kind(&p.name) == FieldKind::ToolCalls)?;
         let node = &property.node;
         let iterator = node.iterator.as_ref()?;
-        let region = region_shape(&iterator.regex).ok()?;
         let Items::Each(items) = &node.items else {
             return None;
         };
-        let header = if is_json_object_call(items) {
-            false
+        let kind = if is_json_object_call(items) {
+            ShapeKind::JsonObject
         } else if is_header_call(items) {
-            true
+            ShapeKind::HeaderJson
+        } else if is_xml_parameters_call(items) {
+            ShapeKind::XmlParameters
         } else {
             return None;
+        };
+        // Where an item starts in its region's raw text. XML calls are captured from their opener
+        // in every shipped spec; an iterator whose shape the stream cannot read (several openers)
+        // has its calls sent whole anyway, so `0` is only ever used where it is right.
+        let opener_len = match region_shape(&iterator.regex) {
+            Ok(region) if !region.capture_from_opener => region.opener.len(),
+            Ok(_) => 0,
+            Err(_) if kind == ShapeKind::XmlParameters => 0,
+            Err(_) => return None,
         };
         Some(CallShape {
             schema: schema.clone(),
             field: property.name.clone(),
-            opener_len: if region.capture_from_opener {
-                0
-            } else {
-                region.opener.len()
-            },
-            header,
+            opener_len,
+            kind,
         })
     }
 
     /// Whether calls are `{"name": …, "arguments": …}` JSON objects (not a header then JSON).
     pub(crate) fn is_json_object(&self) -> bool {
-        !self.header
+        self.kind == ShapeKind::JsonObject
+    }
+
+    /// Whether the arguments' text is built (XML parameters) rather than the model's own JSON:
+    /// it is then the same with or without normalized arguments.
+    pub(crate) fn builds_arguments(&self) -> bool {
+        self.kind == ShapeKind::XmlParameters
     }
 
     fn items(&self) -> Option<&Node> {
@@ -121,11 +149,39 @@ fn is_header_call(items: &Node) -> bool {
         && matches!(&arguments.parser, Some(p) if p.kind == ParserKind::Json && p.transform.is_none())
 }
 
+/// Items whose `function` reads a name and `x-regex-key-value` parameters with its `x-regex`.
+fn is_xml_parameters_call(items: &Node) -> bool {
+    if items.has_regex() || items.parser.is_some() {
+        return false;
+    }
+    let Some(function) = items.property("function") else {
+        return false;
+    };
+    let Some(arguments) = function.property("arguments") else {
+        return false;
+    };
+    let Some(regex) = &function.regex else {
+        return false;
+    };
+    regex.regex.group_index("name").is_some()
+        && regex.regex.group_index("arguments").is_some()
+        && function.parser.is_none()
+        && function.iterator.is_none()
+        && function.key_value.is_none()
+        && function.substitutions.is_empty()
+        && arguments.key_value.is_some()
+        && arguments.regex.is_none()
+        && arguments.iterator.is_none()
+        && arguments.substitutions.is_empty()
+        && arguments.parser.is_none()
+}
+
 /// Where the sketch of one call stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stage {
-    /// Reading the JSON object's keys (JSON shape) or waiting for the arguments' `{` (header
-    /// shape); `at` is where reading resumes in the call's raw text.
+    /// Reading the JSON object's keys (JSON shape), waiting for the arguments' `{` (header shape)
+    /// or for the end of the function's tag (XML shape); `at` is where reading resumes in the
+    /// call's raw text.
     Head { at: usize },
     /// In the arguments: they start at `start`, and `at` is how far they were scanned.
     Arguments { start: usize, at: usize },
@@ -139,14 +195,16 @@ enum Stage {
 #[derive(Debug, Clone)]
 pub(crate) struct Sketch {
     stage: Stage,
-    /// The JSON shape: the name, once its string is complete.
-    name: Option<String>,
-    /// The header shape: the name and the model's id, once the header is complete.
-    header: Option<(String, Option<String>)>,
+    /// The function's name, once complete, and the model's id if the header carries one.
+    name: Option<(String, Option<String>)>,
     /// The JSON scan of the arguments: nesting depth, inside a string, after a backslash.
     depth: usize,
     in_string: bool,
     escaped: bool,
+    /// The XML shape: the arguments' JSON text built so far (without the closing `}`), and how
+    /// many parameters it holds.
+    built: String,
+    parameters: usize,
 }
 
 /// What a sketch knows of its call so far.
@@ -156,9 +214,7 @@ pub(crate) struct Known<'a> {
     pub name: &'a str,
     /// The model's own id, if its header carries one.
     pub id: Option<&'a str>,
-    /// Where the arguments start in the call's raw text.
-    pub start: usize,
-    /// The arguments' text known so far.
+    /// The arguments' text known so far: a prefix of the final message's `arguments`.
     pub arguments: &'a str,
 }
 
@@ -170,41 +226,145 @@ impl Sketch {
                 at: shape.opener_len,
             },
             name: None,
-            header: None,
             depth: 0,
             in_string: false,
             escaped: false,
+            built: String::new(),
+            parameters: 0,
         }
     }
 
     /// Reads `raw` (the call's raw text so far, which only grows) and returns what is known.
     pub(crate) fn read<'a>(&'a mut self, shape: &CallShape, raw: &'a str) -> Option<Known<'a>> {
         if let Stage::Head { at } = self.stage {
-            self.stage = if shape.header {
-                self.header(shape, raw, at)
-            } else {
-                self.json_head(raw, at)
+            self.stage = match shape.kind {
+                ShapeKind::JsonObject => self.json_head(raw, at),
+                ShapeKind::HeaderJson => self.header(shape, raw, at),
+                ShapeKind::XmlParameters => self.tag_head(shape, raw, at),
             };
         }
         if let Stage::Arguments { start, at } = self.stage {
-            self.stage = self.scan_arguments(raw, start, at);
+            self.stage = match shape.kind {
+                ShapeKind::XmlParameters => self.scan_parameters(shape, raw, start, at),
+                _ => self.scan_arguments(raw, start, at),
+            };
         }
         let (start, end) = match self.stage {
             Stage::Arguments { start, at } => (start, at),
             Stage::Done { start, end } => (start, end),
             Stage::Head { .. } | Stage::GaveUp => return None,
         };
-        let (name, id) = match (&self.name, &self.header) {
-            (Some(name), _) => (name.as_str(), None),
-            (None, Some((name, id))) => (name.as_str(), id.as_deref()),
-            (None, None) => return None,
+        let (name, id) = self.name.as_ref()?;
+        let arguments = match shape.kind {
+            ShapeKind::XmlParameters => self.built.as_str(),
+            _ => raw.get(start..end)?,
         };
         Some(Known {
             name,
-            id,
-            start,
-            arguments: raw.get(start..end)?,
+            id: id.as_deref(),
+            arguments,
         })
+    }
+
+    /// The XML shape's header: the shortest text before a tag (up to a `>`, or before a `<`)
+    /// that the items' schema reads as a call without parameters once the tags left open in it
+    /// are closed (`<tool_call>\n<function=f>` + `</function>`). Its name is the call's name.
+    fn tag_head(&mut self, shape: &CallShape, raw: &str, at: usize) -> Stage {
+        let Some(items) = shape.items() else {
+            return Stage::GaveUp;
+        };
+        let item_start = shape.opener_len;
+        let bytes = raw.as_bytes();
+        let mut cut_from = at;
+        while let Some(off) = bytes
+            .get(cut_from..)
+            .and_then(|rest| memchr::memchr2(b'<', b'>', rest))
+        {
+            let pos = cut_from + off;
+            // A cut before a `<`, or after a `>`.
+            let cut = if bytes[pos] == b'<' { pos } else { pos + 1 };
+            cut_from = pos + 1;
+            if cut <= item_start {
+                continue;
+            }
+            let head = &raw[item_start..cut];
+            let open = open_tags(head);
+            let mut probe = head.to_owned();
+            for tag in open.iter().rev() {
+                probe.push_str("</");
+                probe.push_str(tag);
+                probe.push('>');
+                let parsed = parse_node(items, Content::borrowed(&probe), &mut Walk::strict());
+                let Some(call) = parsed.ok().as_ref().and_then(call_parts) else {
+                    continue;
+                };
+                let empty = match &call.arguments {
+                    Value::Object(o) => o.is_empty(),
+                    Value::Null => true,
+                    _ => false,
+                };
+                if !empty || call.name.is_empty() || call.name.contains(['<', '>']) {
+                    return Stage::GaveUp;
+                }
+                self.name = Some((call.name, call.id));
+                return Stage::Arguments {
+                    start: cut,
+                    at: cut,
+                };
+            }
+        }
+        Stage::Head { at: cut_from }
+    }
+
+    /// The XML shape's parameters: each key-value match that has text after it is complete (its
+    /// closing tag has arrived); the parameters up to the last complete one are converted by the
+    /// arguments' schema, and their compact JSON (less the closing `}`) is the text known.
+    fn scan_parameters(&mut self, shape: &CallShape, raw: &str, start: usize, at: usize) -> Stage {
+        let Some(arguments) = shape
+            .items()
+            .and_then(|i| i.property("function"))
+            .and_then(|f| f.property("arguments"))
+        else {
+            return Stage::GaveUp;
+        };
+        let Some(key_value) = &arguments.key_value else {
+            return Stage::GaveUp;
+        };
+        let Some(rest) = raw.get(at..) else {
+            return Stage::GaveUp;
+        };
+        let mut end = at;
+        let mut found = 0;
+        for caps in key_value.regex.find_iter(rest) {
+            let Ok(caps) = caps else {
+                return Stage::GaveUp;
+            };
+            if caps.end() >= rest.len() || caps.end() == caps.start() {
+                break;
+            }
+            end = at + caps.end();
+            found += 1;
+        }
+        if found == 0 {
+            return Stage::Arguments { start, at };
+        }
+        let text = &raw[start..end];
+        let parsed = parse_node(arguments, Content::borrowed(text), &mut Walk::strict());
+        let Ok(Value::Object(object)) = parsed else {
+            return Stage::GaveUp;
+        };
+        if object.len() != self.parameters + found {
+            // A parameter written twice: the final object keeps one key for both.
+            return Stage::GaveUp;
+        }
+        let mut json = Value::Object(object).to_string();
+        json.pop();
+        if !json.starts_with(self.built.as_str()) {
+            return Stage::GaveUp;
+        }
+        self.built = json;
+        self.parameters += found;
+        Stage::Arguments { start, at: end }
     }
 
     /// The header shape: the arguments start at the first `{`; the header before it must read
@@ -226,7 +386,7 @@ impl Sketch {
         let parsed = parse_node(items, Content::borrowed(&probe), &mut Walk::strict());
         match parsed.ok().as_ref().and_then(call_parts) {
             Some(call) if matches!(&call.arguments, Value::Object(o) if o.is_empty()) => {
-                self.header = Some((call.name, call.id));
+                self.name = Some((call.name, call.id));
                 Stage::Arguments {
                     start: at + brace,
                     at: at + brace,
@@ -290,7 +450,7 @@ impl Sketch {
         match bytes.get(i) {
             None => Stage::Head { at },
             Some(b'{') => {
-                self.name = Some(name.to_owned());
+                self.name = Some((name.to_owned(), None));
                 Stage::Arguments { start: i, at: i }
             }
             Some(_) => Stage::GaveUp,
@@ -329,9 +489,163 @@ impl Sketch {
     }
 }
 
+/// The names of the tags `head` leaves open, outermost first: `<tool_call>\n<function=f>` leaves
+/// `tool_call` and `function` open. A name runs from the `<` to a space, `>`, `=`, `/` or `"`.
+fn open_tags(head: &str) -> Vec<&str> {
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = head;
+    while let Some(lt) = rest.find('<') {
+        rest = &rest[lt + 1..];
+        let closing = rest.starts_with('/');
+        let name_from = usize::from(closing);
+        let len = rest[name_from..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '>' | '=' | '/' | '"' | '<'))
+            .unwrap_or(rest.len() - name_from);
+        let name = &rest[name_from..name_from + len];
+        if name.is_empty() {
+            continue;
+        }
+        if closing {
+            if let Some(i) = open.iter().rposition(|t| *t == name) {
+                open.truncate(i);
+            }
+        } else if !rest[name_from + len..].trim_start().starts_with("/>") {
+            open.push(name);
+        }
+    }
+    open
+}
+
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {
     while matches!(bytes.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    //! The XML shape against the final message: for every conformance output of the XML
+    //! families (expectations from transformers), the first call's raw text is fed to a sketch a
+    //! character at a time. What the sketch knows must always be a prefix of the final message's
+    //! `arguments` (`openai::parse` of the whole output), its name the final name, and once the
+    //! call's text is whole it must know every parameter.
+
+    use super::*;
+    use crate::openai::{self, CounterIds, Options};
+    use crate::Spec;
+    use std::path::PathBuf;
+
+    fn root() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    }
+
+    fn read(path: PathBuf) -> Value {
+        let text = std::fs::read_to_string(&path).unwrap();
+        crate::value::from_str(&text).unwrap()
+    }
+
+    /// The first call's raw text in `input`: the first iterator match in the `tool_calls` group.
+    fn first_call<'i>(schema: &Schema, input: &'i str) -> Option<&'i str> {
+        let root = schema.root();
+        let caps = root.regex.as_ref()?.regex.search(input).ok()??;
+        let group = caps.get(root.regex.as_ref()?.regex.group_index("tool_calls")?)?;
+        let iterator = root.property("tool_calls")?.iterator.as_ref()?;
+        let item = iterator.regex.search(group).ok()??;
+        item.get(1)
+    }
+
+    #[test]
+    fn xml_parameters_are_known_as_each_closes() {
+        let mut checked = 0;
+        for family in ["qwen3_coder", "qwen3_5", "seed_oss", "glm4_5", "minimax_m2"] {
+            let text =
+                std::fs::read_to_string(root().join(format!("schemas/{family}.json"))).unwrap();
+            let spec = Spec::from_json_str(&text).unwrap();
+            let schema = spec.schema().unwrap();
+            let shape = CallShape::of(schema).unwrap_or_else(|| panic!("{family}: no shape"));
+            assert!(shape.builds_arguments(), "{family}");
+            let suite = read(root().join(format!("tests/conformance/suites/{family}.json")));
+            for case in suite["cases"].as_array().unwrap() {
+                let input = match (&case["input"], &case["input_file"]) {
+                    (Value::String(s), _) => s.clone(),
+                    (_, Value::String(f)) => std::fs::read_to_string(root().join(f)).unwrap(),
+                    _ => continue,
+                };
+                let Ok(message) = openai::parse(
+                    &spec,
+                    &input,
+                    None,
+                    None,
+                    Options::default(),
+                    Box::new(CounterIds::default()),
+                ) else {
+                    continue;
+                };
+                let Some(Value::Array(calls)) = message.get("tool_calls") else {
+                    continue;
+                };
+                let Some(raw) = first_call(schema, &input) else {
+                    continue;
+                };
+                let name = calls[0]["function"]["name"].as_str().unwrap();
+                let arguments = calls[0]["function"]["arguments"].as_str().unwrap();
+                let what = format!("{family}/{}", case["name"]);
+                let mut sketch = Sketch::new(&shape);
+                if case["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("duplicate_"))
+                {
+                    // No template writes a parameter twice; the sketch gives up at the repeat
+                    // (what it sent before then no longer holds: see the module documentation).
+                    assert!(sketch.read(&shape, raw).is_none(), "{what}");
+                    continue;
+                }
+                let mut named_at = None;
+                let mut last = String::new();
+                for (i, c) in raw.char_indices() {
+                    let prefix = &raw[..i + c.len_utf8()];
+                    if let Some(known) = sketch.read(&shape, prefix) {
+                        assert_eq!(known.name, name, "{what}");
+                        assert!(
+                            arguments.starts_with(known.arguments),
+                            "{what}: {:?} is not a prefix of {arguments:?}",
+                            known.arguments
+                        );
+                        assert!(known.arguments.starts_with(&last), "{what}: only grows");
+                        last = known.arguments.to_owned();
+                        named_at.get_or_insert(prefix.len());
+                    }
+                }
+                // Named before its first parameter is whole; every parameter known at the end
+                // (all of the arguments but the closing `}`).
+                let named_at = named_at.unwrap_or_else(|| panic!("{what}: never named"));
+                let first_close = ["</parameter>", "</arg_value>"]
+                    .iter()
+                    .filter_map(|t| raw.find(t))
+                    .min();
+                if let Some(first_close) = first_close {
+                    assert!(named_at <= first_close, "{what}: named at {named_at}");
+                    assert_eq!(
+                        format!("{last}}}"),
+                        arguments,
+                        "{what}: parameters known at the end"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{checked} calls checked");
+    }
+
+    #[test]
+    fn open_tags_are_the_unclosed_ones() {
+        assert_eq!(
+            open_tags("<tool_call>\n<function=f>\n"),
+            ["tool_call", "function"]
+        );
+        assert_eq!(open_tags("<invoke name=\"f\">"), ["invoke"]);
+        assert_eq!(open_tags("<a><b></b><c/>"), ["a"]);
+        assert_eq!(open_tags("<tool_call>get_weather\n"), ["tool_call"]);
+    }
 }

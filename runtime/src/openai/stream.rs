@@ -56,9 +56,8 @@ struct OpenCall {
     /// Whether `id` is the model's own (from the call's header).
     model_id: bool,
     name: String,
-    /// The arguments sent: `raw[start..start + sent]` of the region.
-    start: usize,
-    sent: usize,
+    /// The arguments' text sent so far.
+    sent: String,
 }
 
 impl Region {
@@ -644,17 +643,22 @@ impl State {
                     id,
                     model_id: known.id.is_some(),
                     name: known.name.to_owned(),
-                    start: known.start,
-                    sent: 0,
+                    sent: String::new(),
                 })
             }
         };
-        if !self.options.normalize_arguments && known.arguments.len() > open.sent {
+        // Normalized arguments are known only once the model's JSON is whole, unless the
+        // sketch builds them (then they are compact JSON either way).
+        let streams = !self.options.normalize_arguments || shape.builds_arguments();
+        if streams && known.arguments.len() > open.sent.len() {
+            let Some(more) = known.arguments.get(open.sent.len()..) else {
+                return;
+            };
             sink(Delta::CallArguments {
                 index: open.index,
-                arguments: &known.arguments[open.sent..],
+                arguments: more,
             });
-            open.sent = known.arguments.len();
+            open.sent.push_str(more);
         }
     }
 
@@ -670,7 +674,7 @@ impl State {
         cursor: &mut usize,
         sink: &mut Sink<'_>,
     ) {
-        let sent = raw.get(open.start..open.start + open.sent).unwrap_or("");
+        let sent = open.sent.as_str();
         let changed = |what: &str| {
             ParseError::new(
                 "",
