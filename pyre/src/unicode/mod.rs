@@ -43,6 +43,7 @@ pub fn is_word(c: char) -> bool {
 /// assert!(is_space('\u{1c}') && is_space('\u{3000}'));
 /// assert!(!is_space('\u{200b}'));
 /// ```
+#[inline]
 pub fn is_space(c: char) -> bool {
     if c.is_ascii() {
         return matches!(c, '\t'..='\r' | '\x1c'..='\x20');

@@ -1,5 +1,7 @@
 //! OpenAI streaming deltas over any [`MessageStream`].
 
+use std::borrow::Cow;
+
 use crate::json;
 use crate::value::{Map, Value};
 
@@ -33,8 +35,9 @@ struct Region {
     mode: TextMode,
     /// Everything written into the region.
     raw: String,
-    /// What this region has sent as deltas.
-    sent: String,
+    /// Where this region's text starts in the message's text of its field (`State::content` or
+    /// `State::reasoning`): what it has sent is the rest of that text, kept once, not twice.
+    sent_from: usize,
     /// `Stripped`: some non-whitespace text has arrived.
     started: bool,
     /// `Stripped`: whitespace at the end of `raw`, held until more text shows it is inside.
@@ -98,7 +101,6 @@ impl Region {
         if text.is_empty() {
             return;
         }
-        self.sent.push_str(text);
         match &mut self.muted {
             Some(held) => held.push_str(text),
             None => {
@@ -309,6 +311,7 @@ impl<'s> DeltaStream<'s> {
         Ok(this)
     }
 
+    #[cold]
     fn start(&mut self, sink: &mut Sink<'_>) {
         if !self.started {
             self.started = true;
@@ -322,6 +325,10 @@ impl<'s> DeltaStream<'s> {
             let mut regions = std::mem::take(&mut state.regions);
             for region in &mut regions {
                 if let Some(held) = region.muted.take() {
+                    region.sent_from = match region.kind {
+                        FieldKind::Reasoning => state.reasoning.len(),
+                        _ => state.content.len(),
+                    };
                     state.send_text(region.kind, &held, sink);
                 }
             }
@@ -387,14 +394,36 @@ impl<'s> DeltaStream<'s> {
         if let Some(refused) = &self.state.refused {
             return Err(refused.clone());
         }
-        self.start(sink);
+        if !self.started {
+            self.start(sink);
+        }
         if !self.output_kept {
             // A stream that does not keep its output: the adapter keeps a copy.
             self.state.fed.push_str(chunk);
         }
         let state = &mut self.state;
-        self.inner
-            .feed_with(chunk, &mut |e| state.on_event(e, sink))?;
+        self.inner.feed_with(chunk, &mut |e| match e {
+            // Most events are a chunk of the text region just written to: sent here, without
+            // the general event handling.
+            Event::RegionChunk {
+                field,
+                text: Cow::Borrowed(text),
+                dirty: false,
+            } => {
+                if !state.text_fast(field, text, sink) {
+                    let text = Cow::Borrowed(text);
+                    state.on_event(
+                        Event::RegionChunk {
+                            field,
+                            text,
+                            dirty: false,
+                        },
+                        sink,
+                    );
+                }
+            }
+            e => state.on_event(e, sink),
+        })?;
         match &self.state.refused {
             Some(refused) => Err(refused.clone()),
             None => Ok(()),
@@ -472,6 +501,77 @@ fn chunk_json(delta: Delta<'_>, options: &Options) -> Value {
 }
 
 impl State {
+    /// A chunk of text for the last region opened, when nothing about it needs the general
+    /// path: a region of the output (not the prompt's) whose text is kept as written, or stripped
+    /// with its start already sent and a chunk whose trailing whitespace is ASCII (so it is found
+    /// without decoding). Returns whether the chunk was sent; the result is the general path's.
+    #[inline]
+    fn text_fast(&mut self, field: &str, text: &str, sink: &mut Sink<'_>) -> bool {
+        let State {
+            regions,
+            content,
+            reasoning,
+            ..
+        } = self;
+        let Some(region) = regions.last_mut() else {
+            return false;
+        };
+        if region.muted.is_some() || region.field != field || text.is_empty() {
+            return false;
+        }
+        let is_content = match region.kind {
+            FieldKind::Content => true,
+            FieldKind::Reasoning => false,
+            _ => return false,
+        };
+        let out = if is_content { content } else { reasoning };
+        let delta = |text| {
+            if is_content {
+                Delta::Content(text)
+            } else {
+                Delta::Reasoning(text)
+            }
+        };
+        match region.mode {
+            TextMode::Kept => {
+                out.push_str(text);
+                sink(delta(text));
+            }
+            TextMode::Stripped if region.started => {
+                let bytes = text.as_bytes();
+                let mut keep = bytes.len();
+                while keep > 0 && bytes[keep - 1].is_ascii() && is_space(bytes[keep - 1] as char) {
+                    keep -= 1;
+                }
+                if keep > 0 && !bytes[keep - 1].is_ascii() {
+                    // A multi-byte character might be a space: the general path decodes it.
+                    let last = text[..keep].chars().next_back();
+                    if last.is_some_and(is_space) {
+                        return false;
+                    }
+                }
+                if keep == 0 {
+                    region.pending_ws.push_str(text);
+                    return true;
+                }
+                // The held whitespace goes out with the text after it, in one delta.
+                let pending = &mut region.pending_ws;
+                if pending.is_empty() {
+                    out.push_str(&text[..keep]);
+                    sink(delta(&text[..keep]));
+                } else {
+                    pending.push_str(&text[..keep]);
+                    out.push_str(pending);
+                    sink(delta(pending));
+                    pending.clear();
+                }
+                pending.push_str(&text[keep..]);
+            }
+            _ => return false,
+        }
+        true
+    }
+
     fn mode_of(&self, field: &str) -> TextMode {
         self.modes
             .iter()
@@ -494,7 +594,10 @@ impl State {
             kind,
             mode: self.mode_of(field),
             raw: String::new(),
-            sent: String::new(),
+            sent_from: match kind {
+                FieldKind::Reasoning => self.reasoning.len(),
+                _ => self.content.len(),
+            },
             started: false,
             pending_ws: String::new(),
         });
@@ -563,8 +666,15 @@ impl State {
                 match region.kind {
                     FieldKind::Content | FieldKind::Reasoning => {
                         if let Value::String(v) = &value {
-                            if let Some(rest) = v.strip_prefix(region.sent.as_str()) {
-                                self.send_text(region.kind, rest, sink);
+                            let out = if region.kind == FieldKind::Content {
+                                &self.content
+                            } else {
+                                &self.reasoning
+                            };
+                            let sent = out.get(region.sent_from..).unwrap_or("");
+                            if let Some(rest) = v.strip_prefix(sent) {
+                                let rest = rest.to_owned();
+                                self.send_text(region.kind, &rest, sink);
                             }
                         }
                     }
