@@ -15,9 +15,10 @@ the expectation, listing each; the summary gives per family and format the cases
 
 import argparse
 import json
-import sys
 
 import llguidance as llg
+
+from grammar_fixture import families, finish, lazy_text, mismatch
 
 
 class ByteTokenizer:
@@ -189,14 +190,10 @@ def main():
     ap.add_argument("--family")
     ap.add_argument("--format", choices=["gbnf", "lark", "structural-tag"])
     args = ap.parse_args()
-    with open(args.fixture, encoding="utf-8") as f:
-        fixture = json.load(f)
     failures = []
     summary = []
-    for fam in fixture["families"]:
+    for fam in families(args.fixture, args.family):
         name = fam["family"]
-        if args.family and name != args.family:
-            continue
         for fmt in ["gbnf", "lark"]:
             if args.format and fmt != args.format:
                 continue
@@ -217,10 +214,7 @@ def main():
                         break
                     n += 1
                     if got != want:
-                        failures.append(
-                            f"{name} {fmt} {options} {case['what']}: want "
-                            f"{'accept' if want else 'reject'}, got {detail}; text {case['text']!r}"
-                        )
+                        failures.append(mismatch(f"{name} {fmt} {options}", case, want, detail))
             summary.append(f"{name} {fmt}: {n} cases")
         # xgrammar's structural tag, read as llguidance grammar: its triggered tags allow text
         # after the calls, so that violation is not checked here.
@@ -244,8 +238,7 @@ def main():
                     n += 1
                     if got != want:
                         failures.append(
-                            f"{name} structural-tag {options} {case['what']}: want "
-                            f"{'accept' if want else 'reject'}, got {detail}; text {case['text']!r}"
+                            mismatch(f"{name} structural-tag {options}", case, want, detail)
                         )
             summary.append(f"{name} structural-tag: {n} cases")
         # Lark with the format's special tokens as tokens (a tokenizer that has them).
@@ -260,10 +253,7 @@ def main():
                 got, detail = verdict_tokens(tok, grammar, token_ids(tok, special, case["text"]))
                 n += 1
                 if got != want:
-                    failures.append(
-                        f"{name} lark-special auto {case['what']}: want "
-                        f"{'accept' if want else 'reject'}, got {detail}; text {case['text']!r}"
-                    )
+                    failures.append(mismatch(f"{name} lark-special auto", case, want, detail))
             summary.append(f"{name} lark-special-tokens: {n} cases")
         # llama.cpp's lazy grammar: from the first trigger on (the text before it is free).
         lazy = fam.get("lazy")
@@ -271,25 +261,17 @@ def main():
             grammar = compile_grammar("gbnf", lazy["gbnf"])
             n = 0
             for case in fam["cases"]:
-                text = case["text"]
-                at = [text.find(t) for t in lazy["triggers"] if t in text]
-                if not at:
+                text = lazy_text(lazy, case["text"])
+                if text is None:
                     continue
                 want = case["accept"]["auto"]
-                got, detail = verdict(grammar, text[min(at):])
+                got, detail = verdict(grammar, text)
                 n += 1
                 if got != want:
-                    failures.append(
-                        f"{name} gbnf-lazy {case['what']}: want "
-                        f"{'accept' if want else 'reject'}, got {detail}; text {text[min(at):]!r}"
-                    )
+                    failures.append(mismatch(f"{name} gbnf-lazy", case, want, detail, text))
             summary.append(f"{name} gbnf-lazy: {n} cases")
     print("\n".join(summary))
-    if failures:
-        print(f"\n{len(failures)} FAILURES:")
-        print("\n".join(failures))
-        sys.exit(1)
-    print("all verdicts as expected")
+    finish(failures)
 
 
 if __name__ == "__main__":

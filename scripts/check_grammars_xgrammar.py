@@ -32,10 +32,11 @@ typing-inspection typing-extensions numpy`.
 
 import argparse
 import importlib.util
-import json
 import sys
 import time
 import types
+
+from grammar_fixture import families, finish, lazy_text, mismatch
 
 
 def load_xgrammar():
@@ -151,8 +152,7 @@ def main():
         return
     if not args.fixture:
         ap.error("FIXTURE.json is required")
-    with open(args.fixture, encoding="utf-8") as f:
-        fixture = json.load(f)
+    selected = families(args.fixture, args.family)
     engine = Engine()
     failures = []
     summary = []
@@ -165,15 +165,10 @@ def main():
         got, detail = engine.verdict(compiled, text)
         totals[fmt] = totals.get(fmt, 0) + 1
         if got != want:
-            failures.append(
-                f"{name} {fmt} {options} {case['what']}: want "
-                f"{'accept' if want else 'reject'}, got {detail}; text {text!r}"
-            )
+            failures.append(mismatch(f"{name} {fmt} {options}", case, want, detail, text))
 
-    for fam in fixture["families"]:
+    for fam in selected:
         name = fam["family"]
-        if args.family and name != args.family:
-            continue
         if args.format in (None, "gbnf"):
             n = 0
             for options, grammars in fam["grammars"].items():
@@ -213,11 +208,10 @@ def main():
                 compiled = None
             n = 0
             for case in fam["cases"] if compiled is not None else []:
-                text = case["text"]
-                at = [text.find(t) for t in lazy["triggers"] if t in text]
-                if not at:
+                text = lazy_text(lazy, case["text"])
+                if text is None:
                     continue
-                check(name, "gbnf-lazy", "auto", compiled, case, text=text[min(at):],
+                check(name, "gbnf-lazy", "auto", compiled, case, text=text,
                       want=case["accept"]["auto"])
                 n += 1
             summary.append(f"{name} gbnf-lazy: {n} cases")
@@ -233,11 +227,7 @@ def main():
         + ", ".join(f"{k} {v}" for k, v in totals.items())
         + f" verdicts in {time.monotonic() - started:.1f} s"
     )
-    if failures:
-        print(f"\n{len(failures)} FAILURES:")
-        print("\n".join(failures))
-        sys.exit(1)
-    print("all verdicts as expected")
+    finish(failures)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use chatparse::models::GENERATED_SCHEMA_ONLY as GENERATED;
-use chatparse::Value;
-use support::{load_suites, preview, repo_root, same_value, Expect};
+use support::{load_suites, preview, same_value, Expect};
 
 #[test]
 fn every_shipped_schema_has_a_generated_parser() {
@@ -22,20 +21,14 @@ fn generated_code_agrees_with_interpreter_and_reference_on_the_corpus() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for suite in load_suites() {
-        let Value::String(path) = &suite.schema else {
-            continue;
-        };
-        let Some(name) = path
-            .strip_prefix("schemas/")
-            .and_then(|p| p.strip_suffix(".json"))
-        else {
+        let Some(name) = suite.shipped_name() else {
             continue;
         };
         let Some((_, generated)) = GENERATED.iter().find(|(n, _)| *n == name) else {
             failures.push(format!("{name}: no generated parser"));
             continue;
         };
-        let schema = chatparse::Schema::from_path(repo_root().join(path)).unwrap();
+        let schema = suite.load_schema().unwrap();
         for case in &suite.cases {
             checked += 1;
             let interpreted = schema.parse(&case.input);

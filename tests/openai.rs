@@ -225,13 +225,7 @@ fn every_shipped_schema_corpus_case_converts() {
     let mut checked = 0;
     let mut families = 0;
     for suite in load_suites() {
-        let Some(path) = suite.schema.as_str() else {
-            continue;
-        };
-        let Some(family) = path
-            .strip_prefix("schemas/")
-            .and_then(|p| p.strip_suffix(".json"))
-        else {
+        let Some(family) = suite.shipped_name() else {
             continue;
         };
         families += 1;
@@ -574,12 +568,7 @@ fn streamables() -> Vec<Streamable> {
     }
     // The x-regex schemas that stream, on their conformance corpus.
     for suite in load_suites() {
-        let Some(family) = suite
-            .schema
-            .as_str()
-            .and_then(|p| p.strip_prefix("schemas/"))
-            .and_then(|p| p.strip_suffix(".json"))
-        else {
+        let Some(family) = suite.shipped_name() else {
             continue;
         };
         // A shipped family streams with its stream profile (every shipped name streams).

@@ -69,12 +69,7 @@ fn calls_stream_before_they_close() {
     let mut covered = Vec::new();
     let mut checked = 0;
     for suite in load_suites() {
-        let Some(family) = suite
-            .schema
-            .as_str()
-            .and_then(|p| p.strip_prefix("schemas/"))
-            .and_then(|p| p.strip_suffix(".json"))
-        else {
+        let Some(family) = suite.shipped_name() else {
             continue;
         };
         if !OPEN_CALL_FAMILIES.contains(&family) {

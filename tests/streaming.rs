@@ -2,7 +2,8 @@
 //! transformers 5.23.0 through `scripts/reference/stream_generate.py`. For every recorded
 //! chunking, the events of each `feed` and of `finish`, and the final message, must equal the
 //! reference's exactly (an error wherever it raises or produces a value JSON cannot carry),
-//! except the chunkings listed in `HELD_BACK`, which end with the reference's one-shot result.
+//! except the chunkings listed in `tests/streaming/held_back.json`, which end with the
+//! reference's one-shot result.
 //! Then chunking invariance: every split point of short inputs, and 1,000 random chunkings of
 //! long ones, give the one-shot message and region text.
 
@@ -164,36 +165,18 @@ fn check_chunking(
     Ok(())
 }
 
-/// The recorded chunkings whose events differ from the reference's, every one of them because
-/// chatparse holds back text that an earlier partial match of a delimiter may still claim while
-/// a complete match (here the empty `$`/`\Z` alternative at the end of the buffer) follows; the
-/// reference routes that text at once, and its final message then depends on the chunking
-/// (`regex_b`, `case_insensitive` and `empty_b` are marked `reference_invariant: false`).
-/// Each of these ends with the reference's one-shot result (message, text per field, opens and
-/// closes); see "Known divergences" in the README.
-const HELD_BACK: &[&str] = &[
-    "edge_delims.json/regex_b/chars",
-    "edge_delims.json/regex_b/size_3",
-    "edge_delims.json/regex_b/random_1",
-    "edge_delims.json/case_insensitive/chars",
-    "edge_delims.json/case_insensitive/size_3",
-    "edge_delims.json/case_insensitive/random_0",
-    "edge_delims.json/case_insensitive/random_2",
-    "edge_delims.json/empty_b/chars",
-    "edge_delims.json/empty_b/size_3",
-    "edge_delims.json/empty_b/random_0",
-    "edge_delims.json/empty_b/random_2",
-    "edge_delims.json/stitched_4/chars",
-    "edge_delims.json/stitched_4/size_3",
-    "edge_delims.json/stitched_11/chars",
-    "edge_delims.json/stitched_11/size_3",
-    "edge_delims.json/stitched_11/random_0",
-    "edge_delims.json/stitched_16/chars",
-    "edge_delims.json/stitched_23/chars",
-    "edge_delims.json/stitched_23/size_3",
-    "edge_delims.json/stitched_23/random_0",
-    "edge_delims.json/stitched_23/random_1",
-];
+/// The recorded chunkings whose events differ from the reference's because chatparse holds back
+/// text the reference routes at once; each ends with the reference's one-shot result. The list
+/// and why: `tests/streaming/held_back.json` (python/tests/test_streaming.py reads it too).
+fn held_back() -> Vec<String> {
+    let doc = read_json(&repo_root().join("tests/streaming/held_back.json"));
+    doc["chunkings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect()
+}
 
 #[test]
 fn every_chunking_of_every_case_matches_the_reference() {
@@ -259,7 +242,8 @@ fn every_chunking_of_every_case_matches_the_reference() {
         failures.join("\n")
     );
     assert_eq!(
-        held, HELD_BACK,
+        held,
+        held_back(),
         "chunkings that hold back text the reference routes"
     );
     assert!(
@@ -381,7 +365,7 @@ fn chunking_never_changes_the_result() {
         for case in &doc.cases {
             // Also the cases where the reference itself depends on the chunking (the corpus marks
             // them `reference_invariant: false`): chatparse's stream ends with the one-shot
-            // result there too (see `HELD_BACK`).
+            // result there too (see `held_back`).
             let name = case["name"].as_str().unwrap();
             let input = case["input"].as_str().unwrap();
             let prefix = case["prefix"].as_str().unwrap();

@@ -6,7 +6,7 @@
 #![no_main]
 
 use chatparse::runtime::{Schema, Spec};
-use chatparse_fuzz::{agree, chunks, show};
+use chatparse_fuzz::assert_streams_as_one_shot;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,23 +26,5 @@ fuzz_target!(|data: &[u8]| {
     let output = String::from_utf8_lossy(output);
     let one_shot = schema.parse(&output);
     let spec = Spec::from(schema);
-    if let Ok(mut stream) = spec.stream(None, None) {
-        let mut failed = None;
-        for chunk in chunks(&output, *seed) {
-            if let Err(e) = stream.feed_with(chunk, &mut |_| {}) {
-                failed = Some(e);
-                break;
-            }
-        }
-        let last = match failed {
-            Some(e) => Err(e),
-            None => stream.finish_with(&mut |_| {}),
-        };
-        assert!(
-            agree(&one_shot, &last),
-            "template {template:?} seed {seed}: {output:?}\n one-shot {}\n streamed {}",
-            show(&one_shot),
-            show(&last)
-        );
-    };
+    assert_streams_as_one_shot(&spec, &output, *seed, &one_shot, "template", template);
 });

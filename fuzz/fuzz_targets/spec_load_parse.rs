@@ -6,7 +6,7 @@
 #![no_main]
 
 use chatparse::runtime::Spec;
-use chatparse_fuzz::{agree, chunks, show};
+use chatparse_fuzz::assert_streams_as_one_shot;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,25 +23,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let output = String::from_utf8_lossy(output);
     let one_shot = spec.parse(&output);
-    if let Ok(mut stream) = spec.stream(None, None) {
-        let mut failed = None;
-        for chunk in chunks(&output, *seed) {
-            if let Err(e) = stream.feed_with(chunk, &mut |_| {}) {
-                failed = Some(e);
-                break;
-            }
-        }
-        let last = match failed {
-            Some(e) => Err(e),
-            None => stream.finish_with(&mut |_| {}),
-        };
-        assert!(
-            agree(&one_shot, &last),
-            "spec {spec_text:?} seed {seed}: {output:?}\n one-shot {}\n streamed {}",
-            show(&one_shot),
-            show(&last)
-        );
-    }
+    assert_streams_as_one_shot(&spec, &output, *seed, &one_shot, "spec", spec_text);
     if let Ok(lenient) = spec.parse_lenient(&output, None) {
         match &one_shot {
             // The reference's `None` (the root pattern does not match) is no message: lenient

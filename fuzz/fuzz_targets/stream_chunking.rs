@@ -4,13 +4,13 @@
 #![no_main]
 
 use chatparse::runtime::stream::Event;
-use chatparse_fuzz::{agree, case, chunks, show};
+use chatparse_fuzz::{agree, case, show, stream_in_chunks};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some(case) = case(data) else { return };
     let one_shot = case.spec.parse(&case.text);
-    let mut stream = case.spec.stream(None, None).expect("shipped names stream");
+    let stream = case.spec.stream(None, None).expect("shipped names stream");
     let mut streamed: Vec<(String, String)> = Vec::new();
     let mut on_event = |event: Event<'_>| {
         if let Event::RegionChunk { field, text, .. } = event {
@@ -20,17 +20,7 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     };
-    let mut failed = None;
-    for chunk in chunks(&case.text, case.seed) {
-        if let Err(e) = stream.feed_with(chunk, &mut on_event) {
-            failed = Some(e);
-            break;
-        }
-    }
-    let last = match failed {
-        Some(e) => Err(e),
-        None => stream.finish_with(&mut on_event),
-    };
+    let last = stream_in_chunks(stream, &case.text, case.seed, &mut on_event);
     assert!(
         agree(&one_shot, &last),
         "{} seed {}: {:?}\n one-shot {}\n streamed {}",

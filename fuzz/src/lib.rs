@@ -5,6 +5,7 @@
 //! in sorted order — `seed.py` writes its corpus the same way), `seed` drives the chunking, and
 //! the rest is the model output (lossily decoded, so every byte string is an input).
 
+use chatparse::runtime::stream::{Event, MessageStream};
 use chatparse::runtime::{ParseError, Spec};
 use chatparse::Value;
 use std::sync::OnceLock;
@@ -79,6 +80,43 @@ pub fn chunks(text: &str, seed: u8) -> Vec<&str> {
         at = end;
     }
     out
+}
+
+/// Feeds `text` to `stream` in the chunks `seed` picks ([`chunks`]) and finishes it, its events
+/// to `on_event`: the final message, or the first error.
+pub fn stream_in_chunks(
+    mut stream: Box<dyn MessageStream + '_>,
+    text: &str,
+    seed: u8,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<Value, ParseError> {
+    for chunk in chunks(text, seed) {
+        stream.feed_with(chunk, on_event)?;
+    }
+    stream.finish_with(on_event)
+}
+
+/// Where `spec` streams, streams `output` in the chunks `seed` picks and asserts that it ends as
+/// `one_shot` does ([`agree`]). The panic message names the input as `{what} {text:?}` (the spec
+/// or template text the fuzzer wrote).
+pub fn assert_streams_as_one_shot(
+    spec: &Spec,
+    output: &str,
+    seed: u8,
+    one_shot: &Result<Value, ParseError>,
+    what: &str,
+    text: &str,
+) {
+    let Ok(stream) = spec.stream(None, None) else {
+        return;
+    };
+    let last = stream_in_chunks(stream, output, seed, &mut |_| {});
+    assert!(
+        agree(one_shot, &last),
+        "{what} {text:?} seed {seed}: {output:?}\n one-shot {}\n streamed {}",
+        show(one_shot),
+        show(&last)
+    );
 }
 
 /// Two parse results agree: equal values (Python's equality with types: `1` is not `1.0`), or

@@ -25,18 +25,12 @@ def read_text(path):
 
 
 # The conformance cases where a shipped name's completeness check refuses what the reference (the
-# schema alone) returns, because the schema's message would leave out a part of the output; the
-# same list is pinned on the Rust side (tests/checks.rs).
+# schema alone) returns, because the schema's message would leave out a part of the output:
+# {(shipped name, case name)}, from tests/conformance/check_refuses.json (tests/checks.rs reads it
+# too).
 CHECK_REFUSES = {
-    ("cohere_command_r7b", "action_single_object_not_list"),
-    ("cohere_command_r7b", "plain_text_without_tags"),
-    ("gemma4", "content_before_and_after_calls"),
-    ("gpt_oss", "commentary_preamble_is_not_content"),
-    ("gpt_oss", "no_harmony_tokens"),
-    ("hermes", "content_after_calls_is_dropped"),
-    ("qwen3", "content_after_calls_is_dropped"),
-    ("qwen3_coder", "content_after_calls_is_dropped"),
-    ("smollm3", "content_after_calls_is_dropped"),
+    (c["family"], c["case"])
+    for c in read_json(CONFORMANCE.parent / "check_refuses.json")["cases"]
 }
 
 

@@ -34,6 +34,15 @@ pub struct Suite {
 }
 
 impl Suite {
+    /// The shipped name whose schema the suite checks (`schemas/NAME.json`); `None` for an inline
+    /// schema or one of the corpus's own.
+    pub fn shipped_name(&self) -> Option<&str> {
+        self.schema
+            .as_str()?
+            .strip_prefix("schemas/")?
+            .strip_suffix(".json")
+    }
+
     pub fn load_schema(&self) -> Result<chatparse::Schema, chatparse::SchemaError> {
         match &self.schema {
             Value::String(path) => chatparse::Schema::from_path(repo_root().join(path)),

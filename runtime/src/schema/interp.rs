@@ -61,13 +61,7 @@ impl Schema {
     pub fn parse_lenient(&self, text: &str) -> Lenient {
         let _bound = crate::budget::OutputBudget::enter(text.len());
         let mut malformed = Vec::new();
-        let mut walk = Walk {
-            malformed: Some(&mut malformed),
-            catch_here: false,
-            stage_text: None,
-            kept: Vec::new(),
-            output: (text.as_ptr() as usize, text.len()),
-        };
+        let mut walk = Walk::lenient_over(&mut malformed, text);
         let parsed = parse_node(self.root(), Content::borrowed(text), &mut walk);
         let kept = std::mem::take(&mut walk.kept);
         let mut message = match parsed {
@@ -115,13 +109,7 @@ pub(crate) fn parse_part_lenient(
     check_output: Option<&str>,
 ) -> Option<Value> {
     let mut malformed = Vec::new();
-    let mut walk = Walk {
-        malformed: Some(&mut malformed),
-        catch_here: false,
-        stage_text: None,
-        kept: Vec::new(),
-        output: (text.as_ptr() as usize, text.len()),
-    };
+    let mut walk = Walk::lenient_over(&mut malformed, text);
     let parsed = if region {
         after_regex(node, Content::borrowed(text), &mut walk)
     } else {
@@ -144,14 +132,8 @@ pub(crate) fn parse_part_lenient(
         match unread.read_as {
             super::ReadAs::Field => return None,
             super::ReadAs::Item(index) => {
-                let (Some(indices), Value::Array(items)) = (indices.as_mut(), &mut value) else {
-                    continue;
-                };
-                if let Some(at) = indices.iter().position(|&i| i == index) {
-                    if at < items.len() {
-                        items.remove(at);
-                        indices.remove(at);
-                    }
+                if let (Some(indices), Value::Array(items)) = (indices.as_mut(), &mut value) {
+                    leave_out_item(items, indices, index);
                 }
             }
             super::ReadAs::Nothing => {}
@@ -189,20 +171,15 @@ fn set_aside_unread(
                 }
             }
             ReadAs::Item(index) => {
-                let position =
-                    kept.iter_mut()
-                        .find(|(p, _)| *p == pointer)
-                        .and_then(|(_, indices)| {
-                            let at = indices.iter().position(|&i| i == index)?;
-                            Some((indices, at))
-                        });
-                match (position, fields.get_mut(unread.field)) {
-                    (Some((indices, at)), Some(Value::Array(items))) if at < items.len() => {
-                        items.remove(at);
-                        indices.remove(at);
+                let indices = kept.iter_mut().find(|(p, _)| *p == pointer);
+                let left_out = match (indices, fields.get_mut(unread.field)) {
+                    (Some((_, indices)), Some(Value::Array(items))) => {
+                        leave_out_item(items, indices, index)
                     }
-                    _ if reported => continue,
-                    _ => {}
+                    _ => false,
+                };
+                if !left_out && reported {
+                    continue;
                 }
             }
         }
@@ -220,6 +197,20 @@ fn set_aside_unread(
             .position(|m| m.span.is_some_and(|(s, _)| s > start))
             .unwrap_or(malformed.len());
         malformed.insert(at, entry);
+    }
+}
+
+/// Leaves out of a root array's `items` the one the schema read as its item `index`, where the
+/// lenient walk kept it (`indices`: the schema's index of each kept item, in order); whether it
+/// was there.
+fn leave_out_item(items: &mut Vec<Value>, indices: &mut Vec<usize>, index: usize) -> bool {
+    match indices.iter().position(|&i| i == index) {
+        Some(at) if at < items.len() => {
+            items.remove(at);
+            indices.remove(at);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -328,6 +319,18 @@ impl Walk<'_> {
             stage_text: None,
             kept: Vec::new(),
             output: (0, 0),
+        }
+    }
+
+    /// A lenient walk of `output` (the whole output, or the part of a stream it parses): what it
+    /// sets aside goes to `malformed`.
+    fn lenient_over<'m>(malformed: &'m mut Vec<Malformed>, output: &str) -> Walk<'m> {
+        Walk {
+            malformed: Some(malformed),
+            catch_here: false,
+            stage_text: None,
+            kept: Vec::new(),
+            output: (output.as_ptr() as usize, output.len()),
         }
     }
 
