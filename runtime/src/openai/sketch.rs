@@ -29,6 +29,8 @@
 //! (crate::ParseErrorKind)): a call object that writes `name`, `arguments` or `id` again after its
 //! arguments.
 
+use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
+
 use crate::py;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, ParserKind, Schema};
@@ -46,6 +48,9 @@ pub(crate) struct CallShape {
     /// The iterator's opener; the item's text starts after it unless `capture_from_opener`.
     opener_len: usize,
     kind: ShapeKind,
+    /// XML shape: the literal every parameter match ends with (`</parameter>`), when the
+    /// key-value pattern has one; a parameter can only complete where it arrives.
+    parameter_end: String,
 }
 
 /// The three shapes (see the module documentation).
@@ -88,11 +93,18 @@ impl CallShape {
             Err(_) if kind == ShapeKind::XmlParameters => 0,
             Err(_) => return None,
         };
+        let parameter_end = items
+            .property("function")
+            .and_then(|f| f.property("arguments"))
+            .and_then(|a| a.key_value.as_ref())
+            .map(|p| literal_suffix(&p.regex.syntax_tree().root))
+            .unwrap_or_default();
         Some(CallShape {
             schema: schema.clone(),
             field: property.name.clone(),
             opener_len,
             kind,
+            parameter_end,
         })
     }
 
@@ -176,6 +188,32 @@ fn is_xml_parameters_call(items: &Node) -> bool {
         && arguments.parser.is_none()
 }
 
+/// The literal text every match of a pattern ends with (empty when its end is not a literal).
+fn literal_suffix(node: &AstNode) -> String {
+    /// Pushes the node's literal end onto `rev` (reversed); whether the whole node is literal.
+    fn suffix(node: &AstNode, rev: &mut Vec<char>) -> bool {
+        match node {
+            AstNode::Empty => true,
+            AstNode::Char {
+                cp,
+                fold: Fold::None,
+            } => match char::from_u32(*cp) {
+                Some(c) => {
+                    rev.push(c);
+                    true
+                }
+                None => false,
+            },
+            AstNode::Concat(nodes) => nodes.iter().rev().all(|n| suffix(n, rev)),
+            AstNode::Group { node, .. } => suffix(node, rev),
+            _ => false,
+        }
+    }
+    let mut rev = Vec::new();
+    suffix(node, &mut rev);
+    rev.into_iter().rev().collect()
+}
+
 /// Where the sketch of one call stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stage {
@@ -205,6 +243,10 @@ pub(crate) struct Sketch {
     /// many parameters it holds.
     built: String,
     parameters: usize,
+    /// XML shape: how much of the raw text the last parameter search saw, and whether it found
+    /// a match that ends where the text did (complete once anything follows it).
+    searched: usize,
+    match_at_end: bool,
 }
 
 /// What a sketch knows of its call so far.
@@ -231,6 +273,8 @@ impl Sketch {
             escaped: false,
             built: String::new(),
             parameters: 0,
+            searched: 0,
+            match_at_end: false,
         }
     }
 
@@ -333,6 +377,22 @@ impl Sketch {
         let Some(rest) = raw.get(at..) else {
             return Stage::GaveUp;
         };
+        // Searching from the open parameter's start on every chunk would be quadratic in a long
+        // value (a file's text): a new parameter can only be complete if its pattern's final
+        // literal arrived since the last search, or a match ended where the text then did.
+        let end_literal = shape.parameter_end.as_str();
+        if !end_literal.is_empty() && !self.match_at_end && self.searched > 0 {
+            let from = self.searched.saturating_sub(end_literal.len() - 1).max(at);
+            let from = (from..=raw.len())
+                .find(|&i| raw.is_char_boundary(i))
+                .unwrap_or(raw.len());
+            if !raw[from..].contains(end_literal) {
+                self.searched = raw.len();
+                return Stage::Arguments { start, at };
+            }
+        }
+        self.searched = raw.len();
+        self.match_at_end = false;
         let mut end = at;
         let mut found = 0;
         for caps in key_value.regex.find_iter(rest) {
@@ -340,6 +400,7 @@ impl Sketch {
                 return Stage::GaveUp;
             };
             if caps.end() >= rest.len() || caps.end() == caps.start() {
+                self.match_at_end = caps.end() >= rest.len();
                 break;
             }
             end = at + caps.end();
@@ -636,6 +697,18 @@ mod tests {
             }
         }
         assert!(checked > 40, "{checked} calls checked");
+    }
+
+    #[test]
+    fn parameter_patterns_end_with_their_closing_tag() {
+        let suffix =
+            |p: &str| literal_suffix(&chatparse_pyre::PyRegex::new(p).unwrap().syntax_tree().root);
+        assert_eq!(
+            suffix(r"<parameter=(?P<key>[^>\n]+)>(?:\r?\n)?(?P<value>.*?)(?:\r?\n)?</parameter>"),
+            "</parameter>"
+        );
+        assert_eq!(suffix(r"a(?:b|c)"), "");
+        assert_eq!(suffix(r"x(?:</a>)"), "x</a>");
     }
 
     #[test]
