@@ -297,6 +297,9 @@ fn streamed_equals_one_shot_on_marker_soups() {
             atoms.extend(c.held_if_starts.iter().cloned());
         }
         atoms.extend(profile.markers.iter().cloned());
+        if let Some(c) = &profile.tool_calls {
+            atoms.extend(c.open.iter().cloned());
+        }
         let halves: Vec<String> = atoms
             .iter()
             .filter_map(|d| {
@@ -339,21 +342,47 @@ fn streamed_equals_one_shot_on_marker_soups() {
                 "</function>",
                 "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>",
                 "<tool_call|>",
+                // XML parameters (qwen3_coder, qwen3_5, seed_oss, minimax_m2, deepseek_v3_2),
+                // with openers that `\b` refuses (`<invokes`, `<invoke_`, `<invokeé`).
+                "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>",
+                "<parameter=a>",
+                "</parameter>",
+                "<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>",
+                "<invoke",
+                "<invokes name=\"f\">",
+                "<invoke_",
+                "<invokeé",
+                "</invoke>",
+                "</minimax:tool_call>",
+                "<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"true\">x</｜DSML｜parameter>\n</｜DSML｜invoke>",
+                "<｜DSML｜invoke",
+                "<｜DSML｜invokes",
+                "<｜DSML｜invokeé",
+                "</｜DSML｜invoke>",
+                "</｜DSML｜function_calls>",
             ]
             .map(str::to_owned),
         );
-        if let Some(c) = &profile.tool_calls {
-            atoms.extend(c.open.iter().cloned());
-        }
-        // Well-formed pieces too, so that soups reach calls that parse.
-        let segments = [
-            "</think>\n\nSure. ",
-            "<think>Plan.</think>",
+        // Well-formed pieces too, so that soups reach calls that parse: the family's own calls
+        // (those that start with one of its calls openers), or all of them.
+        let calls = [
             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```<｜tool▁call▁end｜>",
             "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>",
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|>",
             "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+            "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+            "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>",
+            "<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n",
+            "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n",
         ];
+        let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
+        let opens: Vec<&String> = opens.collect();
+        let own: Vec<&str> = calls
+            .into_iter()
+            .filter(|c| opens.iter().any(|o| c.starts_with(o.as_str())))
+            .collect();
+        let mut segments = vec!["</think>\n\nSure. ", "<think>Plan.</think>"];
+        segments.extend(if own.is_empty() { calls.to_vec() } else { own });
         for _ in 0..300 {
             let n = 1 + rng.below(8);
             let input: String = (0..n)
@@ -414,6 +443,12 @@ fn reasoning_and_content_stream_before_the_end() {
         ("apriel", None, "Here are my reasoning steps:\nLet me think.\n[BEGIN FINAL RESPONSE]\nIt is sunny.\n[END FINAL RESPONSE]\n<|end|>"),
         ("seed_oss", Some("<seed:think>"), "Let me think.</seed:think>It is sunny.<seed:eos>"),
         ("llama3_json", None, "It is sunny.<|python_tag|>{\"name\": \"f\", \"parameters\": {}}"),
+        ("glm4_5", None, "\n<think>Plan.</think>\nSure.\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>\n<tool_call>g\n</tool_call><|observation|>"),
+        ("minimax_m2", None, "Plan.\n</think>\n\nSure.\n<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n<invoke name=\"g\">\n</invoke>\n</minimax:tool_call>[e~["),
+        ("deepseek_v3_2", None, "Plan.</think>Sure.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"true\">x</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"g\">\n</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>"),
+        ("qwen3_coder", None, "Sure.\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=g>\n</function>\n</tool_call><|im_end|>"),
+        ("qwen3_5", Some("<|im_start|>assistant\n<think>\n"), "Plan.\n</think>\n\nSure.\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call><|im_end|>"),
+        ("seed_oss", None, "<seed:think>Plan.</seed:think>Sure.<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call><seed:eos>"),
     ];
     for (name, prefix, input) in cases {
         let spec = chatparse::shipped::spec(name).unwrap().unwrap();
@@ -441,4 +476,351 @@ fn reasoning_and_content_stream_before_the_end() {
             }
         }
     }
+}
+
+/// How a family's `x-regex-iterator` reads its calls, written out from the schema's pattern:
+/// the openers (tried in this order at one position), whether `\b` follows them, the closers.
+struct CallForm {
+    name: &'static str,
+    openers: &'static [&'static str],
+    word_boundary: bool,
+    closers: &'static [&'static str],
+}
+
+/// The families whose calls stream one by one through XML-parameter iterators.
+const XML_CALL_FORMS: &[CallForm] = &[
+    // (<tool_call>.*?(?:</tool_call>|$))
+    CallForm {
+        name: "glm4_5",
+        openers: &["<tool_call>"],
+        word_boundary: false,
+        closers: &["</tool_call>"],
+    },
+    // (<invoke\b.*?(?:</invoke>|$))
+    CallForm {
+        name: "minimax_m2",
+        openers: &["<invoke"],
+        word_boundary: true,
+        closers: &["</invoke>"],
+    },
+    // (<｜DSML｜invoke\b.*?(?:</｜DSML｜invoke>|$))
+    CallForm {
+        name: "deepseek_v3_2",
+        openers: &["<｜DSML｜invoke"],
+        word_boundary: true,
+        closers: &["</｜DSML｜invoke>"],
+    },
+    // ((?:<tool_call>|<function=).*?(?:</function>|</tool_call>|$))
+    CallForm {
+        name: "qwen3_coder",
+        openers: &["<tool_call>", "<function="],
+        word_boundary: false,
+        closers: &["</function>", "</tool_call>"],
+    },
+    CallForm {
+        name: "qwen3_5",
+        openers: &["<tool_call>", "<function="],
+        word_boundary: false,
+        closers: &["</function>", "</tool_call>"],
+    },
+    // ((?:<seed:tool_call>|<function=).*?(?:</function>|</seed:tool_call>|$))
+    CallForm {
+        name: "seed_oss",
+        openers: &["<seed:tool_call>", "<function="],
+        word_boundary: false,
+        closers: &["</function>", "</seed:tool_call>"],
+    },
+];
+
+impl CallForm {
+    /// Where each call closed by a literal closer ends in `text`, reading as `re.finditer` does
+    /// from `from` (the calls' part) up to `to` (the first end token after it).
+    fn closed_call_ends(&self, text: &str, from: usize, to: usize) -> Vec<usize> {
+        let text = &text[..to];
+        let opener_at = |p: usize| {
+            self.openers.iter().find_map(|o| {
+                let end = p + o.len();
+                let next = text[p..].strip_prefix(o)?.chars().next();
+                // `\b` after a word character: no word character follows (Python's `\w`).
+                let boundary = next.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+                (!self.word_boundary || boundary).then_some(end)
+            })
+        };
+        let closer_at = |q: usize| {
+            self.closers
+                .iter()
+                .find(|c| text[q..].starts_with(**c))
+                .map(|c| q + c.len())
+        };
+        let bounds = char_boundaries(text);
+        let mut ends = Vec::new();
+        let mut pos = from;
+        loop {
+            let Some(open_end) = bounds
+                .iter()
+                .filter(|&&p| p >= pos)
+                .find_map(|&p| opener_at(p))
+            else {
+                return ends;
+            };
+            let Some(end) = bounds
+                .iter()
+                .filter(|&&q| q >= open_end)
+                .find_map(|&q| closer_at(q))
+            else {
+                return ends;
+            };
+            ends.push(end);
+            pos = end;
+        }
+    }
+}
+
+/// Calls stream one by one: for every conformance input of each family whose calls are XML
+/// parameters, cut in two at every split point, each call's `region_close` (with the one-shot
+/// parse's value) arrives with the chunk that completes its closer, before the rest of the text
+/// and before the stream ends. Where the text before the calls is undecided without a prompt (it
+/// may still turn out to be reasoning: no reasoning closer yet, in a family whose untagged text
+/// is not plain content) the calls are held until the end, and stream with the prompt of a
+/// thinking-off turn (reasoning opened and closed) instead.
+#[test]
+fn xml_parameter_calls_stream_as_each_closes() {
+    use chatparse::runtime::schema::stream::Untagged;
+    let suites = load_suites();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for form in XML_CALL_FORMS {
+        let spec = chatparse::shipped::spec(form.name).unwrap().unwrap();
+        let profile = spec.stream_profile().unwrap();
+        let calls = profile
+            .tool_calls
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: calls do not stream", form.name));
+        let reasoning = profile.reasoning.as_ref().unwrap();
+        let suite = suites.iter().find(|s| s.name == form.name).unwrap();
+        for case in &suite.cases {
+            let input = case.input.as_str();
+            let Ok(one_shot) = spec.parse(input) else {
+                continue;
+            };
+            let Some(want) = one_shot.get("tool_calls").and_then(Value::as_array) else {
+                continue;
+            };
+            let from = calls
+                .open
+                .iter()
+                .filter_map(|o| input.find(o.as_str()))
+                .min()
+                .unwrap();
+            let to = profile
+                .markers
+                .iter()
+                .filter_map(|m| input[from..].find(m.as_str()).map(|i| from + i))
+                .min()
+                .unwrap_or(input.len());
+            let ends = form.closed_call_ends(input, from, to);
+            assert_eq!(
+                ends.len(),
+                want.len(),
+                "[{}/{}] oracle",
+                form.name,
+                case.name
+            );
+            let decided = reasoning.untagged == Untagged::Content
+                || reasoning
+                    .close
+                    .iter()
+                    .any(|c| input[..from].contains(c.as_str()));
+            let thinking_off = format!(
+                "<|im_start|>assistant\n{}\n\n{}\n\n",
+                reasoning.open.as_deref().unwrap(),
+                reasoning.close[0]
+            );
+            let runs = if decided {
+                vec![(None, true)]
+            } else {
+                vec![(None, false), (Some(thinking_off.as_str()), true)]
+            };
+            for (prefix, streams) in runs {
+                let final_calls = match prefix {
+                    Some(p) => spec.parse_with_prefix(input, p).unwrap()["tool_calls"].clone(),
+                    None => one_shot["tool_calls"].clone(),
+                };
+                for split in char_boundaries(input) {
+                    checked += 1;
+                    let mut parser = spec.stream(prefix, None).unwrap();
+                    let closes = std::cell::RefCell::new(Vec::<Value>::new());
+                    let mut record = |e: Event<'_>| {
+                        if let Event::RegionClose { field, value } = e {
+                            if field == "tool_calls" {
+                                closes.borrow_mut().push(value);
+                            }
+                        }
+                    };
+                    parser.initial_events_with(&mut record);
+                    parser.feed_with(&input[..split], &mut record).unwrap();
+                    let first = closes.borrow().len();
+                    parser.feed_with(&input[split..], &mut record).unwrap();
+                    let before_end = closes.borrow().len();
+                    let message = parser.finish_with(&mut record).unwrap();
+                    let closes = closes.into_inner();
+                    let expect_first = if streams {
+                        ends.iter().filter(|&&e| e <= split).count()
+                    } else {
+                        0
+                    };
+                    let expect_before_end = if streams { ends.len() } else { 0 };
+                    let early_values_match = closes
+                        .iter()
+                        .take(before_end)
+                        .zip(final_calls.as_array().unwrap())
+                        .all(|(a, b)| same_value(a, b));
+                    if first != expect_first
+                        || before_end != expect_before_end
+                        || !early_values_match
+                        || !same_value(&message["tool_calls"], &final_calls)
+                    {
+                        failures.push(format!(
+                            "[{}/{}] prefix {prefix:?} split {split}: {first} calls closed with \
+                             the first chunk (want {expect_first}), {before_end} before the end \
+                             (want {expect_before_end}), values match: {early_values_match}",
+                            form.name, case.name
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000, "only {checked} split points");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(30)].join("\n")
+    );
+}
+
+/// A content-then-calls schema whose calls are the matches of `iterator`, each kept as its raw
+/// text (the capture runs from the opener through the closer), with its stream profile.
+fn calls_spec(iterator: &str) -> Spec {
+    let schema = serde_json::json!({
+        "type": "object",
+        "x-regex": r"^\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:(?P<tool_calls><calls>(?:.*?\S)??)\s*)?(?:<end>|$)",
+        "properties": {
+            "content": {"type": "string"},
+            "tool_calls": {"type": "array", "x-regex-iterator": iterator, "items": {"type": "string"}}
+        }
+    });
+    Spec::from_json_str(&schema.to_string())
+        .unwrap()
+        .with_stream_profile(
+            r#"{"content": {"field": "content"},
+                "tool_calls": {"field": "tool_calls", "open": ["<calls>"]}, "markers": ["<end>"]}"#,
+            "<profile>",
+        )
+        .unwrap()
+}
+
+/// `\b` after the openers (Unicode and ASCII word characters), and several openers tried in
+/// pattern order at one position, read exactly as `re.finditer` reads them, for every chunking of
+/// soups made to hit them: `<call` is refused before `s`, `_`, `é` (a word character to Python)
+/// and accepted before `>`, ` ` or the end; of `<f` and `<fn`, `<fn>` is a call opened by `<fn`
+/// (its closer search starts after it, so `n>` does not close it). Each call's items are its raw
+/// text, so a call opened or closed anywhere else than the regex says changes the streamed value;
+/// and the chunks of each streamed call are its raw text.
+#[test]
+fn word_boundaries_and_several_openers_stream_as_the_regex_reads_them() {
+    let specs = [
+        ("unicode \\b", calls_spec(r"(<call\b.*?(?:</call>|$))")),
+        ("ascii \\b", calls_spec(r"(?a)(<call\b.*?(?:</call>|$))")),
+        ("openers", calls_spec(r"((?:<f|<fn)\b.*?(?:n>|</f>|$))")),
+        (
+            "openers, no \\b",
+            calls_spec(r"((?:<fn|<f).*?(?:n>|</f>|$))"),
+        ),
+    ];
+    let atoms = [
+        "<calls>", "<call", "<call ", "<callé", "<call_", "<calls", "<call>", "<cal", "l", "s",
+        "_", "é", "1", "x", " ", "\n", ">", "</call>", "</call", "<end>", "<f", "<fn", "<fn>",
+        "<fé", "n", "n>", "</f>", "Hi",
+    ];
+    let mut rng = Rng(0x0b0b_1e55);
+    let mut failures = Vec::new();
+    let mut early = 0;
+    for (label, spec) in &specs {
+        assert!(
+            spec.stream_profile().unwrap().tool_calls.is_some(),
+            "{label}"
+        );
+        for _ in 0..400 {
+            let n = 2 + rng.below(10);
+            let input: String = std::iter::once("Hi <calls>")
+                .chain((0..n).map(|_| atoms[rng.below(atoms.len())]))
+                .collect();
+            let one_shot = spec.parse(&input).map_err(|e| e.to_string());
+            let mut cutss = chunkings(&input, &mut rng, 10);
+            cutss.push(char_boundaries(&input).into_iter().skip(1).collect());
+            for cuts in cutss {
+                let mut parser = spec.stream(None, None).unwrap();
+                let calls = std::cell::RefCell::new(Vec::<(String, Value)>::new());
+                let mut raw = String::new();
+                let mut at = 0;
+                let mut record = |e: Event<'_>| match e {
+                    Event::RegionChunk {
+                        field: "tool_calls",
+                        text,
+                        ..
+                    } => raw.push_str(&text),
+                    Event::RegionClose {
+                        field: "tool_calls",
+                        value,
+                    } => calls.borrow_mut().push((std::mem::take(&mut raw), value)),
+                    _ => {}
+                };
+                let mut fed = Ok(());
+                for &cut in &cuts {
+                    fed = fed.and_then(|()| parser.feed_with(&input[at..cut], &mut record));
+                    at = cut;
+                }
+                let streamed = calls.borrow().len();
+                let message = fed
+                    .and_then(|()| parser.finish_with(&mut record))
+                    .map_err(|e| e.to_string());
+                let calls = calls.into_inner();
+                early += streamed;
+                let fail =
+                    |why: String| format!("[{label}] {} cuts {cuts:?}: {why}", preview(&input));
+                match (&one_shot, &message) {
+                    (Ok(a), Ok(b)) if same_value(a, b) => {}
+                    (Err(a), Err(b)) if a == b => {}
+                    _ => {
+                        failures.push(fail(format!("one-shot {one_shot:?}, streamed {message:?}")));
+                        continue;
+                    }
+                }
+                let Ok(message) = &message else { continue };
+                let want = message
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for (k, (text, value)) in calls.iter().take(streamed).enumerate() {
+                    if want.get(k).is_none_or(|w| !same_value(w, value))
+                        || value.as_str() != Some(text.as_str())
+                    {
+                        failures.push(fail(format!(
+                            "call {k}: streamed {value} (chunks {text:?}), final {want:?}"
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    assert!(early > 1000, "only {early} calls streamed early");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
 }

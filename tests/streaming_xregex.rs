@@ -405,3 +405,51 @@ fn one_loaded_schema_parses_streams_and_clones() {
         .unwrap();
     assert_eq!(from_thread, whole);
 }
+
+/// `\b` after an opener (`(?!\w)` there: Python's Unicode word characters, ASCII's under
+/// `(?a)`) and a capture that runs through the closer (`(<a>.*?(?:</a>|$))`), for x-regex fields
+/// and iterators: soups made to hit them, at every split point, stream the one-shot message and
+/// regions whose text is each match's group 1.
+#[test]
+fn word_boundaries_and_captured_closers_stream() {
+    let schemas = [
+        r#"{"type": "object", "properties": {
+            "calls": {"type": "array", "x-regex-iterator": "(<call\\b.*?(?:</call>|$))",
+                      "items": {"type": "string"}},
+            "answer": {"type": "string", "x-regex": "<ans\\b(?!x)(.*?(?:</ans>|$))"}}}"#,
+        r#"{"type": "object", "properties": {
+            "calls": {"type": "array", "x-regex-iterator": "(?a)(<call\\b.*?(?:</call>|$))",
+                      "items": {"type": "string"}},
+            "answer": {"type": "string", "x-regex": "(?a)(<ans\\b.*?)(?:</ans>|$)"}}}"#,
+    ];
+    let atoms = [
+        "<call", "<call ", "<callé", "<call_", "<calls", "<call>", "</call>", "</ca", "<ans",
+        "<ans>", "<ansx", "<ansé", "</ans>", "é", "_", "x", " ", "\n", ">", "text",
+    ];
+    let mut rng = Rng(0x0b0b_0006);
+    let mut failures = Vec::new();
+    for text in schemas {
+        let schema = Schema::from_json_str(text).unwrap();
+        let plan = XRegexPlan::new(&schema).unwrap();
+        for _ in 0..300 {
+            let n = 1 + rng.below(10);
+            let input: String = (0..n).map(|_| atoms[rng.below(atoms.len())]).collect();
+            let cuts = chunkings(&input, &mut rng, 20);
+            failures.extend(check("word boundaries", &schema, &plan, &input, &cuts));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // A choice of openers streams only as a profile's tool calls.
+    let schema = Schema::from_json_str(
+        r#"{"type": "object", "properties": {"calls": {"type": "array",
+            "x-regex-iterator": "((?:<a>|<b>).*?(?:</a>|$))", "items": {"type": "string"}}}}"#,
+    )
+    .unwrap();
+    let refusal = XRegexPlan::check(&schema).unwrap_err();
+    assert!(refusal.reason.contains("choice of openers"), "{refusal}");
+}

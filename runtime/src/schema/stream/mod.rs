@@ -2,9 +2,11 @@
 //!
 //! An x-regex schema streams when its root is an object whose properties are each a `const`, an
 //! `x-regex` or an `x-regex-iterator` (array with `items`) whose pattern has the region shape of
-//! [`RegionShape`]: a literal opener, optionally a negative look-ahead of literals/`$` and a
-//! deterministic header loop, a lazy DOTALL `.*?` body in the one capture group, and closers
-//! that are literals or `$` (with `$` among them). For such a pattern, the first match (or the
+//! [`RegionShape`]: a literal opener, optionally a `\b` after it, a negative look-ahead of
+//! literals/`$` and a deterministic header loop, a lazy DOTALL `.*?` body in the one capture group
+//! (which may run on through the closer), and closers that are literals or `$` (with `$` among
+//! them); a choice of openers is scanned only by a profile's tool calls
+//! ([`ProfiledStreamParser`]). For such a pattern, the first match (or the
 //! successive matches of `re.finditer`) can be found by a forward scan that never needs text it
 //! has not seen, so the fields can be streamed; every other schema is refused by
 //! [`XRegexPlan::new`] with a [`NotStreamable`] naming the JSON pointer and the reason.
@@ -129,7 +131,7 @@ impl Region {
             .iter()
             .map(|c| match c {
                 Delim::Lit(l) => Some(Finder::new(l.as_bytes()).into_owned()),
-                Delim::Dollar => None,
+                Delim::Dollar | Delim::Word { .. } => None,
             })
             .collect();
         let mut starts = ByteSet::default();
@@ -137,6 +139,8 @@ impl Region {
             match closer {
                 Delim::Lit(l) => l.as_bytes().iter().take(1).for_each(|&b| starts.insert(b)),
                 Delim::Dollar => starts.insert(b'\n'),
+                // Never a closer (see `RegionShape::closers`).
+                Delim::Word { .. } => {}
             }
         }
         let opener_first = shape.opener.as_bytes().first().map(|&b| {
@@ -295,12 +299,12 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
                 "x-regex-key-value matches are not literal-delimited regions".into(),
             ));
         } else if let (Some(regex), None) = (&node.regex, &node.iterator) {
-            let shape = region_shape(&regex.regex).map_err(|why| {
+            let shape = scanned_shape(&regex.regex).map_err(|why| {
                 Refusal::new(regex.pointer.clone(), region_reason(&regex.regex, &why))
             })?;
             FieldKind::Search(Region::new(shape))
         } else if let (None, Some(iter)) = (&node.regex, &node.iterator) {
-            let shape = region_shape(&iter.regex).map_err(|why| {
+            let shape = scanned_shape(&iter.regex).map_err(|why| {
                 Refusal::new(iter.pointer.clone(), region_reason(&iter.regex, &why))
             })?;
             if node.node_type != NodeType::Array
@@ -337,6 +341,20 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
         });
     }
     Ok(fields)
+}
+
+/// The region shape of a field's pattern, if this module's scanners read it: they look for one
+/// opener (a choice of openers streams only as a profile's tool calls).
+fn scanned_shape(regex: &crate::pyre::PyRegex) -> Result<RegionShape, String> {
+    let shape = region_shape(regex)?;
+    if !shape.other_openers.is_empty() {
+        return Err(
+            "it starts with a choice of openers (only a stream profile's tool calls \
+                    stream such a pattern)"
+                .into(),
+        );
+    }
+    Ok(shape)
 }
 
 fn region_reason(regex: &crate::pyre::PyRegex, why: &str) -> String {
@@ -632,7 +650,7 @@ impl<'p> XRegexStreamParser<'p> {
                     }
                 }
                 Scan::Look { start, at } => {
-                    match look(&region.shape.not_followed_by, bytes, at, eof) {
+                    match look(&region.shape.not_followed_by, &self.buffer, at, eof) {
                         Decision::Wait => return Ok(()),
                         // The look-ahead matched: `(?!…)` fails this start.
                         Decision::Yes(()) => Scan::Seek { from: start + 1 },
@@ -678,6 +696,11 @@ impl<'p> XRegexStreamParser<'p> {
                         return Ok(());
                     }
                     BodyEnd::Close { end, match_end } => {
+                        let end = if region.shape.capture_with_closer {
+                            match_end
+                        } else {
+                            end
+                        };
                         if end > emitted {
                             self.pending.events.push(RawEvent::Chunk {
                                 field: i,
@@ -796,13 +819,25 @@ fn lit_at(lit: &[u8], bytes: &[u8], at: usize, eof: bool) -> Decision<()> {
     }
 }
 
+/// Whether a word character (`alt`, a [`Delim::Word`]) follows `at`.
+fn word_at(alt: &Delim, text: &str, at: usize, eof: bool) -> Decision<()> {
+    match text.get(at..).and_then(|rest| rest.chars().next()) {
+        Some(c) if alt.is_word_char(c) => Decision::Yes(()),
+        Some(_) => Decision::No,
+        None if eof => Decision::No,
+        None => Decision::Wait,
+    }
+}
+
 /// Whether any alternative of a look-ahead matches at `at`.
-fn look(alts: &[Delim], bytes: &[u8], at: usize, eof: bool) -> Decision<()> {
+fn look(alts: &[Delim], text: &str, at: usize, eof: bool) -> Decision<()> {
+    let bytes = text.as_bytes();
     let mut wait = false;
     for alt in alts {
         let d = match alt {
             Delim::Lit(l) => lit_at(l.as_bytes(), bytes, at, eof),
             Delim::Dollar => dollar_at(bytes, at, eof),
+            Delim::Word { .. } => word_at(alt, text, at, eof),
         };
         match d {
             Decision::Yes(()) => return Decision::Yes(()),
@@ -901,7 +936,7 @@ fn body_end(region: &Region, bytes: &[u8], body: usize, scan: usize, eof: bool) 
                     }
                 }
                 Delim::Dollar if ends_in_newline => hold = hold.min(len - 1),
-                Delim::Dollar => {}
+                Delim::Dollar | Delim::Word { .. } => {}
             }
         }
         match first {
@@ -918,12 +953,13 @@ fn body_end(region: &Region, bytes: &[u8], body: usize, scan: usize, eof: bool) 
         let d = match delim {
             Delim::Lit(l) => lit_at(l.as_bytes(), bytes, end, eof),
             Delim::Dollar => dollar_at(bytes, end, eof),
+            Delim::Word { .. } => Decision::No,
         };
         match d {
             Decision::Yes(()) => {
                 let match_end = match delim {
                     Delim::Lit(l) => end + l.len(),
-                    Delim::Dollar => end,
+                    Delim::Dollar | Delim::Word { .. } => end,
                 };
                 return BodyEnd::Close { end, match_end };
             }

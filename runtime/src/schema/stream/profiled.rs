@@ -119,8 +119,9 @@ pub struct ProfiledStreamParser<'p> {
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
-    /// The opener of the call being read, and where its closer is searched from.
-    call_open: Option<usize>,
+    /// The call being read: where its opener starts and ends; and where its closer is searched
+    /// from.
+    call_open: Option<(usize, usize)>,
     closer_from: usize,
     /// Where the raw text sent of the call being read ends, once its region has opened (strict
     /// streams send a call's text as it arrives, so adapters can read its name and arguments
@@ -580,23 +581,22 @@ impl<'p> ProfiledStreamParser<'p> {
         let mut next = next;
         let failed = loop {
             let bytes = &self.buffer.as_bytes()[..limit];
-            let open_at = match self.call_open {
-                Some(at) => at,
-                None => match scan.find_opener(bytes, next) {
-                    Some(at) => {
-                        self.call_open = Some(at);
-                        self.closer_from = at + scan.shape.opener.len();
-                        at
+            let (open_at, opener_end) = match self.call_open {
+                Some(open) => open,
+                None => match scan.find_opener(&self.buffer, limit, next) {
+                    FoundOpener::At { start, end } => {
+                        self.call_open = Some((start, end));
+                        self.closer_from = end;
+                        (start, end)
                     }
-                    None => {
-                        next = next.max(limit.saturating_sub(scan.shape.opener.len()));
+                    FoundOpener::NotBefore(at) => {
+                        next = next.max(at);
                         break false;
                     }
                 },
             };
             let Some((close_at, close_len)) = scan.find_closer(bytes, self.closer_from) else {
-                let body = open_at + scan.shape.opener.len();
-                self.closer_from = limit.saturating_sub(scan.longest_closer).max(body);
+                self.closer_from = limit.saturating_sub(scan.longest_closer).max(opener_end);
                 if !self.lenient {
                     self.send_open_call(open_at, limit);
                 }
@@ -605,9 +605,15 @@ impl<'p> ProfiledStreamParser<'p> {
             let body = if scan.shape.capture_from_opener {
                 open_at
             } else {
-                open_at + scan.shape.opener.len()
+                opener_end
             };
-            let capture = span(&self.buffer, body, close_at);
+            let end = close_at + close_len;
+            let capture_end = if scan.shape.capture_with_closer {
+                end
+            } else {
+                close_at
+            };
+            let capture = span(&self.buffer, body, capture_end);
             let parsed = if self.lenient {
                 // As the lenient one-shot parse reads the call (parts salvaged inside it).
                 crate::schema::interp::parse_part_lenient(
@@ -626,7 +632,6 @@ impl<'p> ProfiledStreamParser<'p> {
                 )
                 .map_err(|_| ())
             };
-            let end = close_at + close_len;
             let Ok(value) = parsed else {
                 if self.lenient {
                     // Set aside by the lenient parse too; the calls after it still stream.
@@ -807,7 +812,8 @@ impl FieldNames for Names<'_> {
 }
 
 /// How the calls of an `x-regex-iterator` field are found one by one: the iterator's region
-/// shape (a literal opener, a lazy body, literal closers or `$`) and the items' schema.
+/// shape (literal openers, possibly a `\b` after them, a lazy body, literal closers or `$`) and
+/// the items' schema.
 #[derive(Debug)]
 pub(crate) struct CallScan<'p> {
     field: &'p str,
@@ -816,6 +822,17 @@ pub(crate) struct CallScan<'p> {
     /// The literal closers, in pattern order.
     closers: Vec<String>,
     longest_closer: usize,
+    longest_opener: usize,
+}
+
+/// Where the next call starts, as far as the text before a limit tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FoundOpener {
+    /// A call's opener, from `start` to `end`.
+    At { start: usize, end: usize },
+    /// No call starts before this position (an opener may still start there, once more text
+    /// has arrived).
+    NotBefore(usize),
 }
 
 impl<'p> CallScan<'p> {
@@ -829,16 +846,18 @@ impl<'p> CallScan<'p> {
             .iter()
             .filter_map(|c| match c {
                 Delim::Lit(l) => Some(l.clone()),
-                Delim::Dollar => None,
+                Delim::Dollar | Delim::Word { .. } => None,
             })
             .collect();
         let longest_closer = closers.iter().map(String::len).max().unwrap_or(0);
+        let longest_opener = shape.openers().map(str::len).max().unwrap_or(0);
         Ok(CallScan {
             field,
             items,
             shape,
             closers,
             longest_closer,
+            longest_opener,
         })
     }
 
@@ -862,8 +881,16 @@ impl<'p> CallScan<'p> {
             .as_ref()
             .ok_or("the field has no x-regex-iterator")?;
         let shape = region_shape(&iterator.regex)?;
-        if !shape.not_followed_by.is_empty() || shape.header.is_some() {
-            return Err("its iterator has a look-ahead or a header after the opener".into());
+        if shape.header.is_some()
+            || shape
+                .not_followed_by
+                .iter()
+                .any(|d| !matches!(d, Delim::Word { .. }))
+        {
+            return Err(
+                "its iterator has a header, or a look-ahead other than a `\\b`, after the opener"
+                    .into(),
+            );
         }
         if !shape.closers.iter().any(|c| matches!(c, Delim::Lit(_))) {
             return Err("its iterator has no literal closer".into());
@@ -871,10 +898,79 @@ impl<'p> CallScan<'p> {
         Ok(shape)
     }
 
-    /// The first whole opener in `bytes[from..]`.
-    fn find_opener(&self, bytes: &[u8], from: usize) -> Option<usize> {
-        let hay = bytes.get(from..)?;
-        memmem::find(hay, self.shape.opener.as_bytes()).map(|i| from + i)
+    /// The first call that starts in `text[from..limit]`, as `re.finditer` finds it: the earliest
+    /// position where an opener matches, trying the openers in pattern order, each with the
+    /// look-ahead after it. A position the text before `limit` cannot decide (an opener cut by
+    /// `limit`, or one whose next character has not arrived) stops the search there.
+    ///
+    /// Why the text before `limit` decides the look-ahead: the calls' group of the root regex
+    /// runs at least to `limit` (the first marker that may end it, or the end of the buffer less
+    /// a possible marker's start), so a non-space character before `limit` is in the text the
+    /// iterator reads; a space is not a word character, and neither is the end of that text.
+    fn find_opener(&self, text: &str, limit: usize, from: usize) -> FoundOpener {
+        let bytes = &text.as_bytes()[..limit.min(text.len())];
+        let mut from = from;
+        loop {
+            let Some(hay) = bytes.get(from..) else {
+                return FoundOpener::NotBefore(from);
+            };
+            let whole = self
+                .shape
+                .openers()
+                .filter_map(|o| memmem::find(hay, o.as_bytes()))
+                .min();
+            // Where an opener may begin and be cut by `limit`.
+            let cut_from = bytes
+                .len()
+                .saturating_sub(self.longest_opener.saturating_sub(1));
+            let cut = (cut_from.max(from)..bytes.len()).find(|&p| {
+                let rest = &bytes[p..];
+                self.shape
+                    .openers()
+                    .any(|o| o.len() > rest.len() && o.as_bytes().starts_with(rest))
+            });
+            let at = match (whole.map(|i| from + i), cut) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => return FoundOpener::NotBefore(bytes.len()),
+            };
+            match self.opener_at(text, bytes.len(), at) {
+                Some(Some(end)) => return FoundOpener::At { start: at, end },
+                Some(None) => from = at + 1,
+                None => return FoundOpener::NotBefore(at),
+            }
+        }
+    }
+
+    /// Whether a call starts at `at` (`Some(Some(end))`, its opener ending at `end`), does not
+    /// (`Some(None)`), or may once more text has arrived (`None`).
+    fn opener_at(&self, text: &str, limit: usize, at: usize) -> Option<Option<usize>> {
+        let rest = &text.as_bytes()[at..limit];
+        for opener in self.shape.openers() {
+            let opener = opener.as_bytes();
+            if !rest.starts_with(opener) {
+                if opener.starts_with(rest) {
+                    // Cut by `limit`: it may still match, before the openers after it.
+                    return None;
+                }
+                continue;
+            }
+            let end = at + opener.len();
+            if self.shape.not_followed_by.is_empty() {
+                return Some(Some(end));
+            }
+            let next = text.get(end..limit).and_then(|r| r.chars().next())?;
+            if !self
+                .shape
+                .not_followed_by
+                .iter()
+                .any(|d| d.is_word_char(next))
+            {
+                return Some(Some(end));
+            }
+            // `\b` fails after this opener: the next one may match here.
+        }
+        Some(None)
     }
 
     /// The first whole literal closer in `bytes[from..]` (at one position, the first in pattern

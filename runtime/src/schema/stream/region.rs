@@ -4,20 +4,23 @@
 //! The shape (on the parsed Python pattern, DOTALL):
 //!
 //! ```text
-//! [ ( ]  OPEN  [ (?!A|B|…|$) ]  [ (?:X|Y|[^…])*? TERM ]  [ ( ]  .*?  )  (?:C1|C2|…|$)
+//! [ ( ]  OPEN  [ \b ]  [ (?!A|B|…|$) ]  [ (?:X|Y|[^…])*? TERM ]  [ ( ]  .*?  )  (?:C1|C2|…|$)
 //! ```
 //!
 //! `OPEN`, `TERM`, the look-ahead alternatives, `X`, `Y` and the closers are literals (no case
 //! folding); group 1 is the only group and wraps either the body alone or everything from
-//! `OPEN` to the body. Why an incremental scan gives the regex's answer:
+//! `OPEN` to the body. `OPEN` may also be a choice of literals, `(?:O1|O2|…)`, when group 1 starts
+//! at it. A `\b` right after `OPEN` is allowed when every opener ends in a word character: there
+//! it means "not followed by a word character", an alternative of the look-ahead
+//! ([`Delim::Word`]). Why an incremental scan gives the regex's answer:
 //! - the closers include `$`, so once the body starts the match always succeeds: the body ends at
 //!   the first position where a closer matches (lazy `.*?`), which a forward scan finds;
-//! - before the body, the pattern is deterministic: the look-ahead is decided by the text right
-//!   after `OPEN`, and the header loop tries `TERM` first (the rest then always succeeds, so it
-//!   commits), otherwise at most one alternative can match at any position (their first
-//!   characters, or the literals themselves, exclude each other), so there is nothing to
-//!   backtrack into; a failure there fails the start position and the search moves to the next
-//!   occurrence of `OPEN`.
+//! - before the body, the pattern is deterministic: at a start position the openers are tried in
+//!   pattern order, the look-ahead is decided by the text right after the opener, and the header
+//!   loop tries `TERM` first (the rest then always succeeds, so it commits), otherwise at most one
+//!   alternative can match at any position (their first characters, or the literals themselves,
+//!   exclude each other), so there is nothing to backtrack into but the next opener at the same
+//!   position; a failure of them all fails the start position and the search moves on.
 
 use chatparse_pyre::syntax::ast::{Assertion, ClassItem, Fold, Node, RepeatKind};
 use chatparse_pyre::PyRegex;
@@ -58,28 +61,72 @@ pub struct Header {
     pub terminator: String,
 }
 
-/// An alternative of a look-ahead or closer: a literal or `$`.
+/// An alternative of a look-ahead or closer: a literal or `$` (and, in a look-ahead only, a word
+/// character).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Delim {
     /// A literal.
     Lit(String),
     /// `$` (no MULTILINE): at the end, or before a final `\n`.
     Dollar,
+    /// A word character: Python `re`'s `\w` for str patterns (`c.isalnum() or c == "_"`), or
+    /// `[a-zA-Z0-9_]` under `re.ASCII`. Only in [`RegionShape::not_followed_by`], where it stands
+    /// for a `\b` right after an opener that ends in a word character: there the boundary holds
+    /// exactly when no word character follows (at the end of the text too).
+    Word {
+        /// `re.ASCII` was in force.
+        ascii: bool,
+    },
+}
+
+impl Delim {
+    /// Whether `c` is a word character for [`Delim::Word`] (`false` for the other alternatives).
+    ///
+    /// ```
+    /// use chatparse_runtime::stream::Delim;
+    /// let word = Delim::Word { ascii: false };
+    /// assert!(word.is_word_char('é') && word.is_word_char('_') && !word.is_word_char('>'));
+    /// assert!(!Delim::Word { ascii: true }.is_word_char('é'));
+    /// ```
+    pub fn is_word_char(&self, c: char) -> bool {
+        match self {
+            Delim::Word { ascii: true } => c.is_ascii_alphanumeric() || c == '_',
+            Delim::Word { ascii: false } => chatparse_pyre::unicode::is_word(c),
+            Delim::Lit(_) | Delim::Dollar => false,
+        }
+    }
 }
 
 /// A pattern of the region shape (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionShape {
-    /// The literal every match starts with.
+    /// The literal every match starts with (the first of the openers, when there are several).
     pub opener: String,
-    /// A negative look-ahead right after the opener: its alternatives.
+    /// The other literals a match may start with, in pattern order after `opener`
+    /// (`(?:<tool_call>|<function=)`): at a position the openers are tried in that order, and the
+    /// first that matches there and passes the look-ahead starts the match. Only when group 1
+    /// starts at the opener (`capture_from_opener`), so that the captured text never depends on
+    /// which opener matched.
+    pub other_openers: Vec<String>,
+    /// A negative look-ahead right after the opener: its alternatives (a `\b` after the opener
+    /// is [`Delim::Word`] here).
     pub not_followed_by: Vec<Delim>,
     /// The header between the opener (and look-ahead) and the body.
     pub header: Option<Header>,
-    /// Whether group 1 starts at the opener (otherwise it is the body alone).
+    /// Whether group 1 starts at the opener (otherwise it starts with the body).
     pub capture_from_opener: bool,
-    /// The closers, in pattern order; one of them is `$`.
+    /// Whether group 1 ends after the closer that ends the match (`(<a>.*?(?:</a>|$))`;
+    /// otherwise it ends with the body).
+    pub capture_with_closer: bool,
+    /// The closers, in pattern order; one of them is `$`. Literals and `$` only.
     pub closers: Vec<Delim>,
+}
+
+impl RegionShape {
+    /// Every opener, in pattern order: `opener`, then `other_openers`.
+    pub fn openers(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.opener.as_str()).chain(self.other_openers.iter().map(String::as_str))
+    }
 }
 
 #[derive(Debug)]
@@ -89,6 +136,8 @@ enum Piece<'a> {
     Close,
     Body,
     Look(&'a Node),
+    /// `\b`, with whether `re.ASCII` was in force.
+    Boundary(bool),
     Loop(&'a Node),
     Alt(&'a Node),
 }
@@ -142,11 +191,14 @@ fn flatten<'a>(node: &'a Node, out: &mut Vec<Piece<'a>>) -> Result<(), String> {
             node,
         } => out.push(Piece::Look(node)),
         Node::Assert(Assertion::Dollar) => out.push(Piece::Alt(node)),
+        Node::Assert(Assertion::WordBoundary { ascii }) => out.push(Piece::Boundary(*ascii)),
         Node::Char { .. } => return Err("a case-insensitive literal".into()),
         Node::Any { .. } | Node::Class(_) => {
             return Err("a character class outside a header loop".into())
         }
-        Node::Assert(_) => return Err("an anchor other than a final `$`".into()),
+        Node::Assert(_) => {
+            return Err("an anchor other than a final `$` or a `\\b` after the opener".into())
+        }
         Node::Repeat { .. } => return Err("a repetition other than a lazy `.*?` body".into()),
         Node::Look { .. } => return Err("a look-around other than `(?!…)` after the opener".into()),
         Node::Atomic(_) | Node::Backref { .. } | Node::Cond { .. } => {
@@ -271,14 +323,65 @@ fn shape_of(root: &Node, groups: usize, named: bool) -> Result<RegionShape, Stri
     if capture_from_opener {
         it.next();
     }
-    let opener = match it.next() {
-        Some(Piece::Lit(s)) => s,
+    // The opener: a literal, or a choice of literals (with a literal before or after it, which
+    // belongs to each of them).
+    let prefix = match it.peek() {
+        Some(Piece::Lit(_)) => match it.next() {
+            Some(Piece::Lit(s)) => s,
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    let mut openers = match it.peek() {
+        Some(Piece::Alt(node)) => {
+            let choice = delims(node)
+                .filter(|alts| alts.iter().all(|a| matches!(a, Delim::Lit(_))))
+                .ok_or("its opener is a choice with an alternative that is not a literal")?;
+            it.next();
+            choice
+                .into_iter()
+                .map(|a| match a {
+                    Delim::Lit(l) => format!("{prefix}{l}"),
+                    _ => String::new(),
+                })
+                .collect()
+        }
+        _ if !prefix.is_empty() => vec![prefix],
         _ => return Err("it does not start with a literal opener".into()),
     };
+    if openers.len() > 1 {
+        if let Some(Piece::Lit(_)) = it.peek() {
+            if let Some(Piece::Lit(suffix)) = it.next() {
+                openers.iter_mut().for_each(|o| o.push_str(&suffix));
+            }
+        }
+    }
     let mut not_followed_by = Vec::new();
-    if let Some(Piece::Look(node)) = it.peek() {
-        not_followed_by =
-            delims(node).ok_or("its look-ahead has an alternative that is not a literal or `$`")?;
+    loop {
+        match it.peek() {
+            Some(Piece::Look(node)) => {
+                not_followed_by.extend(
+                    delims(node)
+                        .ok_or("its look-ahead has an alternative that is not a literal or `$`")?,
+                );
+            }
+            Some(&Piece::Boundary(ascii)) => {
+                // After a word character, `\b` holds exactly where no word character follows.
+                let word = Delim::Word { ascii };
+                if !openers
+                    .iter()
+                    .all(|o| o.chars().next_back().is_some_and(|c| word.is_word_char(c)))
+                {
+                    return Err(
+                        "a `\\b` after an opener that does not end in a word character".into(),
+                    );
+                }
+                if !not_followed_by.contains(&word) {
+                    not_followed_by.push(word);
+                }
+            }
+            _ => break,
+        }
         it.next();
     }
     let mut header = None;
@@ -310,15 +413,18 @@ fn shape_of(root: &Node, groups: usize, named: bool) -> Result<RegionShape, Stri
             }
         }
     }
-    match (it.next(), it.next()) {
-        (Some(Piece::Body), Some(Piece::Close)) => {}
-        _ => {
-            return Err(
-                "its capture group does not end with a lazy DOTALL `.*?` body right after a \
-                 literal opener"
-                    .into(),
-            )
-        }
+    let not_body = || {
+        "its capture group does not end with a lazy DOTALL `.*?` body right after a literal \
+         opener, or with the closers after it"
+            .to_owned()
+    };
+    if !matches!(it.next(), Some(Piece::Body)) {
+        return Err(not_body());
+    }
+    // The capture ends with the body, or with the closer after it.
+    let capture_with_closer = !matches!(it.peek(), Some(Piece::Close));
+    if !capture_with_closer {
+        it.next();
     }
     let closers = match it.next() {
         Some(Piece::Alt(node)) => {
@@ -327,6 +433,9 @@ fn shape_of(root: &Node, groups: usize, named: bool) -> Result<RegionShape, Stri
         Some(Piece::Lit(s)) => vec![Delim::Lit(s)],
         _ => return Err("the body is not followed by a choice of literal closers and `$`".into()),
     };
+    if capture_with_closer && !matches!(it.next(), Some(Piece::Close)) {
+        return Err(not_body());
+    }
     if it.next().is_some() {
         return Err("something follows the closers".into());
     }
@@ -337,11 +446,21 @@ fn shape_of(root: &Node, groups: usize, named: bool) -> Result<RegionShape, Stri
                 .into(),
         );
     }
+    if openers.len() > 1 && (!capture_from_opener || header.is_some()) {
+        return Err(
+            "it has several openers but its capture group is not everything from the opener \
+             without a header loop (the captured text would depend on which opener matched)"
+                .into(),
+        );
+    }
+    let opener = openers.remove(0);
     Ok(RegionShape {
         opener,
+        other_openers: openers,
         not_followed_by,
         header,
         capture_from_opener,
+        capture_with_closer,
         closers,
     })
 }
@@ -388,12 +507,72 @@ mod tests {
     }
 
     #[test]
+    fn several_openers_word_boundaries_and_closers_in_the_capture() {
+        // qwen3_coder's calls: a choice of openers, the capture from the opener to its closer.
+        let s = shape(r"((?:<tool_call>|<function=).*?(?:</function>|</tool_call>|$))").unwrap();
+        assert_eq!(s.opener, "<tool_call>");
+        assert_eq!(s.other_openers, ["<function="]);
+        assert_eq!(
+            s.openers().collect::<Vec<_>>(),
+            ["<tool_call>", "<function="]
+        );
+        assert!(s.capture_from_opener && s.capture_with_closer);
+        assert_eq!(
+            s.closers,
+            [lit("</function>"), lit("</tool_call>"), Delim::Dollar]
+        );
+
+        // minimax_m2's: `\b` after an opener that ends in a word character.
+        let s = shape(r"(<invoke\b.*?(?:</invoke>|$))").unwrap();
+        assert_eq!(s.opener, "<invoke");
+        assert!(s.other_openers.is_empty());
+        assert_eq!(s.not_followed_by, [Delim::Word { ascii: false }]);
+        assert_eq!(
+            shape(r"(?a)(<invoke\b.*?(?:</invoke>|$))")
+                .unwrap()
+                .not_followed_by,
+            [Delim::Word { ascii: true }]
+        );
+        let s = shape(r"(<｜DSML｜invoke\b.*?(?:</｜DSML｜invoke>|$))").unwrap();
+        assert_eq!(s.opener, "<｜DSML｜invoke");
+        assert_eq!(s.closers, [lit("</｜DSML｜invoke>"), Delim::Dollar]);
+
+        // A literal before or after the choice belongs to every opener; `\b` and a look-ahead
+        // after them are one look-ahead.
+        let s = shape(r"(<(?:a|b)c\b(?!x|$).*?)(?:</c>|$)").unwrap();
+        assert_eq!(s.openers().collect::<Vec<_>>(), ["<ac", "<bc"]);
+        assert!(!s.capture_with_closer);
+        assert_eq!(
+            s.not_followed_by,
+            [Delim::Word { ascii: false }, lit("x"), Delim::Dollar]
+        );
+        // The body alone after one of several openers: where it starts depends on the opener.
+        assert!(shape(r"(?:<a>|<b>)(.*?)(?:</a>|$)").is_err());
+        // The closers may be captured after the body alone too.
+        assert!(shape(r"<a>(.*?(?:</a>|$))").unwrap().capture_with_closer);
+    }
+
+    #[test]
     fn other_patterns_say_why_not() {
         for (pattern, why) in [
             (r"(?i)<a>(.*?)$", "case-insensitive"),
             (r"<a>(.*?)</a>", "no closer alternative is `$`"),
             (r"<a>(.*)$", "repetition other than a lazy"),
-            (r"(?:<a>|<b>)(.*?)$", "literal opener"),
+            (r"(?:<a>|<b>)(.*?)$", "several openers"),
+            (r"((?:<a>|<b>)(?:x|y)*?<c>.*?)$", "several openers"),
+            (r"((?:<a>|$).*?)$", "not a literal"),
+            (r"(.*?)$", "literal opener"),
+            (r"(<a>\b.*?)$", "does not end in a word character"),
+            (
+                r"(<a\b|<b>.*?)$",
+                "choice with an alternative that is not a literal",
+            ),
+            (r"(\b<a.*?)$", "literal opener"),
+            (
+                r"(<a.*?\b(?:</a>|$))",
+                "not followed by a choice of literal closers",
+            ),
+            (r"(<a.*?(?:</a>|$))x", "follows the closers"),
             (r"<a>(?:x|xy)*?<b>(.*?)$", "same position"),
             (r"<a>(?P<x>.*?)$", "unnamed"),
             (r"^<a>(.*?)$", "anchor"),
