@@ -178,6 +178,10 @@ struct OpenAiArgs {
     /// text where it wrote JSON).
     #[arg(long, requires = "openai")]
     normalize_arguments: bool,
+    /// With --openai: send a tool call's `arguments` when the call closes, not as they arrive
+    /// (exact for every output, also one that writes a parameter twice).
+    #[arg(long, requires = "openai")]
+    arguments_at_close: bool,
     /// With --openai: ids of calls the model gave none (`call_` + 24 random alphanumerics, or
     /// `call_0`, `call_1`, … for reproducible output).
     #[arg(long, value_enum, default_value = "random", requires = "openai")]
@@ -219,6 +223,7 @@ impl OpenAiArgs {
                 ReasoningKeyArg::Both => openai::ReasoningKey::Both,
             },
             normalize_arguments: self.normalize_arguments,
+            arguments_at_close: self.arguments_at_close,
         }
     }
 

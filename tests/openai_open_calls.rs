@@ -204,3 +204,95 @@ fn arguments_arrive_byte_by_byte() {
         "{\"city\": \"Zürich\", \"days\": [1, 2]}"
     );
 }
+
+/// XML-parameter calls (issue 16): the start goes out once the function's tag is whole, and
+/// each parameter's compact JSON once its closing tag is followed by more text — cut every
+/// conformance output with a call just after its first parameter, the start and that parameter
+/// must have been sent, a prefix of the final `arguments` (which the conformance suite checks
+/// against transformers).
+#[test]
+fn xml_parameters_stream_one_at_a_time() {
+    let families = ["qwen3_coder", "qwen3_5", "seed_oss", "glm4_5", "minimax_m2"];
+    let mut covered = Vec::new();
+    for suite in load_suites() {
+        let Some(family) = suite.shipped_name() else {
+            continue;
+        };
+        if !families.contains(&family) {
+            continue;
+        }
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        for case in &suite.cases {
+            // A parameter written twice takes back what was sent (tests/openai.rs).
+            if case.name.starts_with("duplicate_") {
+                continue;
+            }
+            let input = case.input.as_str();
+            let Ok(message) = openai::parse(
+                &spec,
+                input,
+                None,
+                None,
+                Options::default(),
+                Box::new(CounterIds::default()),
+            ) else {
+                continue;
+            };
+            let Some(Value::Array(calls)) = message.get("tool_calls") else {
+                continue;
+            };
+            let first = &calls[0]["function"];
+            let (name, arguments) = (
+                first["name"].as_str().unwrap(),
+                first["arguments"].as_str().unwrap(),
+            );
+            let Some((close, tag)) = ["</parameter>", "</arg_value>"]
+                .iter()
+                .filter_map(|t| input.find(t).map(|at| (at, *t)))
+                .min()
+            else {
+                continue;
+            };
+            // An output the stream holds to its end (an untagged start that a later `</think>`
+            // would make reasoning) sends no call before the end at all.
+            let last = input.char_indices().last().map_or(0, |(i, _)| i);
+            if feed_prefix(&spec, None, &input[..last]).start.is_none() {
+                continue;
+            }
+            // Cut where the text after the parameter shows it is whole: inside the next
+            // parameter's opening tag, or before the call's closing tag if text (a newline) comes
+            // between them. A `<` right after it could still start the closer, which the stream
+            // holds back until it knows.
+            let after = close + tag.len();
+            let Some(lt) = input[after..].find('<').map(|i| after + i) else {
+                continue;
+            };
+            let cut = if input[lt..].starts_with("</") {
+                lt
+            } else {
+                lt + 2
+            };
+            if cut == after || cut >= input.len() || !input.is_char_boundary(cut) {
+                continue;
+            }
+            let seen = feed_prefix(&spec, None, &input[..cut]);
+            let what = format!("{family}/{}: cut at {cut} of {input:?}", case.name);
+            let Some((_, sent_name)) = &seen.start else {
+                panic!("{what}: the call's start was not sent");
+            };
+            assert_eq!(sent_name, name, "{what}");
+            assert!(
+                seen.arguments.len() > 1 && arguments.starts_with(&seen.arguments),
+                "{what}: sent {:?}, final {arguments:?}",
+                seen.arguments
+            );
+            if !covered.iter().any(|c| c == family) {
+                covered.push(family.to_owned());
+            }
+        }
+    }
+    covered.sort_unstable();
+    let mut expected: Vec<String> = families.iter().map(|f| f.to_string()).collect();
+    expected.sort_unstable();
+    assert_eq!(covered, expected);
+}

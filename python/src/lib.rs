@@ -101,6 +101,7 @@ pub(crate) fn openai_options(reasoning: &str, normalize_arguments: bool) -> PyRe
     Ok(Options {
         reasoning,
         normalize_arguments,
+        ..Options::default()
     })
 }
 

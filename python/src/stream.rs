@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chatparse::Value;
-use chatparse_runtime::openai::DeltaStream;
+use chatparse_runtime::openai::{DeltaStream, Options};
 use chatparse_runtime::stream::{Event, MessageStream, StreamParser, XRegexStreamParser};
 use chatparse_runtime::{Format, ParseError};
 use pyo3::exceptions::PyRuntimeError;
@@ -281,7 +281,8 @@ pub struct OpenAIStream {
 #[pymethods]
 impl OpenAIStream {
     #[new]
-    #[pyo3(signature = (spec, prefix=None, tools=None, *, reasoning="reasoning_content", normalize_arguments=false, ids=None))]
+    #[pyo3(signature = (spec, prefix=None, tools=None, *, reasoning="reasoning_content", normalize_arguments=false, arguments_at_close=false, ids=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         spec: &Bound<'_, PyAny>,
@@ -289,13 +290,17 @@ impl OpenAIStream {
         tools: Option<&Bound<'_, PyAny>>,
         reasoning: &str,
         normalize_arguments: bool,
+        arguments_at_close: bool,
         ids: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let spec = resolve(py, spec)?;
         let format = spec.spec.format();
         let prefix = prefix_arg(prefix)?;
         let tools = tools_arg(py, tools)?;
-        let options = crate::openai_options(reasoning, normalize_arguments)?;
+        let options = Options {
+            arguments_at_close,
+            ..crate::openai_options(reasoning, normalize_arguments)?
+        };
         let ids_error = IdsError::default();
         let policy = ids::policy(ids, &ids_error)?;
         let cell = py

@@ -171,3 +171,18 @@ def test_ids_policies():
         chatparse.parse_openai(out, "qwen3", ids=failing)
     with pytest.raises(ValueError):
         chatparse.parse_openai(out, "qwen3", ids="sequential")
+
+
+def test_arguments_at_close_takes_a_repeated_parameter_exactly():
+    """A parameter written twice: transformers keeps the last value (the conformance case
+    qwen3_coder/duplicate_parameter_last_wins, whose expectation is {"x": 2}). A stream that sent
+    the first value cannot take it back and fails; with arguments_at_close the arguments go out
+    when the call closes and equal the one-shot message."""
+    text = "<tool_call>\n<function=f>\n<parameter=x>\n1\n</parameter>\n<parameter=x>\n2\n</parameter>\n</function>\n</tool_call>"
+    cut = text.index("<parameter=x>\n2")
+    chunks = [text[:cut], text[cut:]]
+    with pytest.raises(ValueError, match="changed after"):
+        stream_openai("qwen3_coder", text, chunks)
+    message, deltas = stream_openai("qwen3_coder", text, chunks, arguments_at_close=True)
+    assert message["tool_calls"][0]["function"]["arguments"] == '{"x":2}'
+    assert rebuild(deltas)["tool_calls"][0]["function"]["arguments"] == '{"x":2}'

@@ -93,6 +93,16 @@ pub struct Options {
     /// Every `arguments` as compact JSON of the parsed value, even where the model wrote JSON
     /// text of its own (default `false`: the model's text).
     pub normalize_arguments: bool,
+    /// Streams send a call's `arguments` only when the call closes; its start (id and name)
+    /// still goes out as soon as the name is complete. Default `false`: the arguments stream as
+    /// they arrive (the model's JSON text, or XML parameters one at a time). Either way the
+    /// fragments concatenate to the final `arguments`, but a call that takes back what was sent
+    /// (a parameter written twice: the final object keeps the last value; a JSON call object
+    /// that writes `arguments` twice) fails an argument-streaming strict stream with
+    /// [`ParseErrorKind::StreamedCallChanged`](crate::ParseErrorKind), where the one-shot parse
+    /// follows the reference. No template writes such a call; with this option every output
+    /// streams to exactly the one-shot message.
+    pub arguments_at_close: bool,
 }
 
 /// What the request allows of tool calls (OpenAI's `tools` and `parallel_tool_calls`), checked by

@@ -759,7 +759,8 @@ impl State {
         };
         // Normalized arguments are known only once the model's JSON is whole, unless the
         // sketch builds them (then they are compact JSON either way).
-        let streams = !self.options.normalize_arguments || shape.builds_arguments();
+        let streams = !self.options.arguments_at_close
+            && (!self.options.normalize_arguments || shape.builds_arguments());
         if streams && known.arguments.len() > open.sent.len() {
             let Some(more) = known.arguments.get(open.sent.len()..) else {
                 return;
