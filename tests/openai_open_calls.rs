@@ -296,3 +296,71 @@ fn xml_parameters_stream_one_at_a_time() {
     expected.sort_unstable();
     assert_eq!(covered, expected);
 }
+
+/// Calls whose arguments only the close can convert (Gemma's dialect; deepseek_v3_2's
+/// parameters, rewritten by substitutions first): the start goes out as soon as the name is
+/// complete, the arguments whole when the call closes. Cut every conformance output with a call
+/// halfway through the first call's text after its name.
+#[test]
+fn starts_go_out_before_dialect_arguments() {
+    let families = ["gemma4", "deepseek_v3_2"];
+    let mut covered = Vec::new();
+    for suite in load_suites() {
+        let Some(family) = suite.shipped_name() else {
+            continue;
+        };
+        if !families.contains(&family) {
+            continue;
+        }
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        for case in &suite.cases {
+            let input = case.input.as_str();
+            let Ok(message) = openai::parse(
+                &spec,
+                input,
+                None,
+                None,
+                Options::default(),
+                Box::new(CounterIds::default()),
+            ) else {
+                continue;
+            };
+            let Some(Value::Array(calls)) = message.get("tool_calls") else {
+                continue;
+            };
+            let name = calls[0]["function"]["name"].as_str().unwrap();
+            let last = input.char_indices().last().map_or(0, |(i, _)| i);
+            if feed_prefix(&spec, None, &input[..last]).start.is_none() {
+                continue;
+            }
+            // The first call's arguments: after its name, from its `{` or first parameter tag.
+            let marker = if family == "gemma4" {
+                "<|tool_call>"
+            } else {
+                "<｜DSML｜invoke"
+            };
+            let Some(call) = input.find(marker) else {
+                continue;
+            };
+            let Some(named) = input[call..].find(name).map(|at| call + at + name.len()) else {
+                continue;
+            };
+            let Some(open) = input[named..].find(['{', '<']).map(|i| named + i) else {
+                continue;
+            };
+            let cut = open + 1;
+            let seen = feed_prefix(&spec, None, &input[..cut]);
+            let what = format!("{family}/{}: cut at {cut} of {input:?}", case.name);
+            let Some((_, sent_name)) = &seen.start else {
+                panic!("{what}: the call's start was not sent");
+            };
+            assert_eq!(sent_name, name, "{what}");
+            assert_eq!(seen.arguments, "", "{what}");
+            if !covered.iter().any(|c| c == family) {
+                covered.push(family.to_owned());
+            }
+        }
+    }
+    covered.sort_unstable();
+    assert_eq!(covered, ["deepseek_v3_2", "gemma4"]);
+}

@@ -17,6 +17,10 @@
 //!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
 //!   each closes, by the schema's own conversion of the parameters so far.
 //!
+//! Where the arguments are neither (Gemma's dialect after a header; deepseek_v3_2's parameters,
+//! which substitutions rewrite before they are read), the name is read the same way and only the
+//! call's start goes out early; its arguments go out when it closes.
+//!
 //! Why this cannot disagree with the final message: the sketch only ever reads text that is
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
 //! when it closes) whenever the text is not in the simple form whose final value it can
@@ -48,6 +52,10 @@ pub(crate) struct CallShape {
     /// The iterator's opener; the item's text starts after it unless `capture_from_opener`.
     opener_len: usize,
     kind: ShapeKind,
+    /// Whether the arguments can be read before the call closes: JSON the model wrote, or XML
+    /// parameters converted one by one. Otherwise (Gemma's dialect, parameters rewritten by
+    /// substitutions first) only the call's start goes out early.
+    streams_arguments: bool,
     /// XML shape: the literal every parameter match ends with (`</parameter>`), when the
     /// key-value pattern has one; a parameter can only complete where it arrives.
     parameter_end: String,
@@ -75,12 +83,12 @@ impl CallShape {
         let Items::Each(items) = &node.items else {
             return None;
         };
-        let kind = if is_json_object_call(items) {
-            ShapeKind::JsonObject
-        } else if is_header_call(items) {
-            ShapeKind::HeaderJson
-        } else if is_xml_parameters_call(items) {
-            ShapeKind::XmlParameters
+        let (kind, streams_arguments) = if is_json_object_call(items) {
+            (ShapeKind::JsonObject, true)
+        } else if let Some(streams) = is_header_call(items) {
+            (ShapeKind::HeaderJson, streams)
+        } else if let Some(streams) = is_xml_parameters_call(items) {
+            (ShapeKind::XmlParameters, streams)
         } else {
             return None;
         };
@@ -104,6 +112,7 @@ impl CallShape {
             field: property.name.clone(),
             opener_len,
             kind,
+            streams_arguments,
             parameter_end,
         })
     }
@@ -116,7 +125,7 @@ impl CallShape {
     /// Whether the arguments' text is built (XML parameters) rather than the model's own JSON:
     /// it is then the same with or without normalized arguments.
     pub(crate) fn builds_arguments(&self) -> bool {
-        self.kind == ShapeKind::XmlParameters
+        self.kind == ShapeKind::XmlParameters && self.streams_arguments
     }
 
     fn items(&self) -> Option<&Node> {
@@ -143,40 +152,38 @@ fn is_json_object_call(items: &Node) -> bool {
     })
 }
 
-/// Items whose `function` reads a header and JSON arguments with a regex.
-fn is_header_call(items: &Node) -> bool {
+/// Items whose `function` reads a header and `{…}` arguments with a regex: `Some(true)` when the
+/// arguments are the model's JSON, `Some(false)` when something else reads them (Gemma's
+/// dialect).
+fn is_header_call(items: &Node) -> Option<bool> {
     if items.has_regex() || items.parser.is_some() {
-        return false;
+        return None;
     }
-    let Some(function) = items.property("function") else {
-        return false;
-    };
-    let Some(arguments) = function.property("arguments") else {
-        return false;
-    };
-    function.regex.is_some()
+    let function = items.property("function")?;
+    let arguments = function.property("arguments")?;
+    let read = function.regex.is_some()
         && function.parser.is_none()
-        && arguments.substitutions.is_empty()
         && arguments.regex.is_none()
-        && matches!(&arguments.parser, Some(p) if p.kind == ParserKind::Json && p.transform.is_none())
+        && arguments.iterator.is_none()
+        && arguments.key_value.is_none();
+    read.then(|| {
+        arguments.substitutions.is_empty()
+            && matches!(&arguments.parser, Some(p) if p.kind == ParserKind::Json && p.transform.is_none())
+    })
 }
 
-/// Items whose `function` reads a name and `x-regex-key-value` parameters with its `x-regex`.
-fn is_xml_parameters_call(items: &Node) -> bool {
+/// Items whose `function` reads a name and `x-regex-key-value` parameters with its `x-regex`:
+/// `Some(true)` when each parameter converts on its own, `Some(false)` when substitutions
+/// rewrite the parameters' text first (deepseek_v3_2), so only the name is read early.
+fn is_xml_parameters_call(items: &Node) -> Option<bool> {
     if items.has_regex() || items.parser.is_some() {
-        return false;
+        return None;
     }
-    let Some(function) = items.property("function") else {
-        return false;
-    };
-    let Some(arguments) = function.property("arguments") else {
-        return false;
-    };
-    let Some(regex) = &function.regex else {
-        return false;
-    };
-    regex.regex.group_index("name").is_some()
-        && regex.regex.group_index("arguments").is_some()
+    let function = items.property("function")?;
+    let arguments = function.property("arguments")?;
+    let regex = &function.regex.as_ref()?.regex;
+    let read = regex.group_index("name").is_some()
+        && regex.group_index("arguments").is_some()
         && function.parser.is_none()
         && function.iterator.is_none()
         && function.key_value.is_none()
@@ -184,8 +191,8 @@ fn is_xml_parameters_call(items: &Node) -> bool {
         && arguments.key_value.is_some()
         && arguments.regex.is_none()
         && arguments.iterator.is_none()
-        && arguments.substitutions.is_empty()
-        && arguments.parser.is_none()
+        && arguments.parser.is_none();
+    read.then(|| arguments.substitutions.is_empty())
 }
 
 /// The literal text every match of a pattern ends with (empty when its end is not a literal).
@@ -286,6 +293,18 @@ impl Sketch {
                 ShapeKind::HeaderJson => self.header(shape, raw, at),
                 ShapeKind::XmlParameters => self.tag_head(shape, raw, at),
             };
+        }
+        if !shape.streams_arguments {
+            // Only the start goes out early; the arguments when the call closes.
+            if matches!(self.stage, Stage::Head { .. } | Stage::GaveUp) {
+                return None;
+            }
+            let (name, id) = self.name.as_ref()?;
+            return Some(Known {
+                name,
+                id: id.as_deref(),
+                arguments: "",
+            });
         }
         if let Stage::Arguments { start, at } = self.stage {
             self.stage = match shape.kind {
