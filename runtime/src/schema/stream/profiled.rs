@@ -688,9 +688,10 @@ impl<'p> ProfiledStreamParser<'p> {
     }
 
     /// Sends the raw text of the open call that has arrived and is known to be the call's,
-    /// `open_at..limit`, opening its region first. Why only in strict streams: a call that then fails to parse fails the whole
-    /// message, so nothing sent of it can end up contradicting the final message; a lenient
-    /// stream sets such a call aside, so it sends each call only once it has closed and parsed.
+    /// `open_at..limit`, opening its region first. Why only in strict streams: a call that then
+    /// fails to parse fails the whole message, so nothing sent of it can end up contradicting the
+    /// final message; a lenient stream sets such a call aside, so it sends each call only once it
+    /// has closed and parsed.
     fn send_open_call(&mut self, open_at: usize, limit: usize) {
         let start = match self.call_sent_to {
             Some(sent) => sent,
@@ -942,11 +943,9 @@ impl<'p> CallScan<'p> {
                         .iter()
                         .any(|d| !matches!(d, Delim::Word { .. }))
                 {
-                    return Err(
-                        "its iterator has a header, or a look-ahead other than a `\\b`, \
-                                after the opener"
-                            .into(),
-                    );
+                    return Err("its iterator has a header, or a look-ahead other than a \
+                                `\\b`, after the opener"
+                        .into());
                 }
                 CallForm::Region(shape)
             }
