@@ -373,6 +373,8 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
             "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>",
             "<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n",
+            "[TOOL_CALLS]f[ARGS]{\"a\": 1}",
+            "[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{}",
             "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
@@ -439,6 +441,7 @@ fn reasoning_and_content_stream_before_the_end() {
         ("deepseek_r1", None, "Let me think.\n</think>\n\nIt is sunny.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
         ("kimi_k2", None, "<think>Let me think.</think>It is sunny.<|tool_calls_section_begin|>"),
         ("mistral_small", None, "It is sunny.[TOOL_CALLS]f[ARGS]{}"),
+        ("mistral_small", None, "It is sunny.[TOOL_CALLS]f[ARGS]{\"a\": 1}[TOOL_CALLS]g[CALL_ID]a1b2c3d4e[ARGS]{}[TOOL_CALLS]h[ARGS]{}</s>"),
         ("functionary_v3_2", None, "all\nIt is sunny.>>>f\n{}"),
         ("apriel", None, "Here are my reasoning steps:\nLet me think.\n[BEGIN FINAL RESPONSE]\nIt is sunny.\n[END FINAL RESPONSE]\n<|end|>"),
         ("seed_oss", Some("<seed:think>"), "Let me think.</seed:think>It is sunny.<seed:eos>"),
@@ -468,7 +471,13 @@ fn reasoning_and_content_stream_before_the_end() {
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         if spec.stream_profile().unwrap().tool_calls.is_some() {
-            assert_eq!(got.early_calls, calls, "{name}: calls before the end");
+            // `mistral_small`'s last call has no closer: `$` ends it, at the end.
+            let held = usize::from(*name == "mistral_small").min(calls);
+            assert_eq!(
+                got.early_calls,
+                calls - held,
+                "{name}: calls before the end"
+            );
         }
         for field in text_fields(&spec) {
             if let Some(want) = one_shot.get(&field).and_then(Value::as_str) {
@@ -479,22 +488,27 @@ fn reasoning_and_content_stream_before_the_end() {
 }
 
 /// How a family's `x-regex-iterator` reads its calls, written out from the schema's pattern:
-/// the openers (tried in this order at one position), whether `\b` follows them, the closers.
+/// the openers (tried in this order at one position), whether `\b` follows them, the closers;
+/// or, `separated`, an optional separator (the one opener) before a body of at least one
+/// character, each match starting where the last ended.
 struct CallForm {
     name: &'static str,
     openers: &'static [&'static str],
     word_boundary: bool,
     closers: &'static [&'static str],
+    separated: bool,
 }
 
-/// The families whose calls stream one by one through XML-parameter iterators.
-const XML_CALL_FORMS: &[CallForm] = &[
+/// The families whose calls stream one by one through XML-parameter iterators, and
+/// `mistral_small`'s calls separated by `[TOOL_CALLS]`.
+const CALL_FORMS: &[CallForm] = &[
     // (<tool_call>.*?(?:</tool_call>|$))
     CallForm {
         name: "glm4_5",
         openers: &["<tool_call>"],
         word_boundary: false,
         closers: &["</tool_call>"],
+        separated: false,
     },
     // (<invoke\b.*?(?:</invoke>|$))
     CallForm {
@@ -502,6 +516,7 @@ const XML_CALL_FORMS: &[CallForm] = &[
         openers: &["<invoke"],
         word_boundary: true,
         closers: &["</invoke>"],
+        separated: false,
     },
     // (<｜DSML｜invoke\b.*?(?:</｜DSML｜invoke>|$))
     CallForm {
@@ -509,6 +524,7 @@ const XML_CALL_FORMS: &[CallForm] = &[
         openers: &["<｜DSML｜invoke"],
         word_boundary: true,
         closers: &["</｜DSML｜invoke>"],
+        separated: false,
     },
     // ((?:<tool_call>|<function=).*?(?:</function>|</tool_call>|$))
     CallForm {
@@ -516,12 +532,14 @@ const XML_CALL_FORMS: &[CallForm] = &[
         openers: &["<tool_call>", "<function="],
         word_boundary: false,
         closers: &["</function>", "</tool_call>"],
+        separated: false,
     },
     CallForm {
         name: "qwen3_5",
         openers: &["<tool_call>", "<function="],
         word_boundary: false,
         closers: &["</function>", "</tool_call>"],
+        separated: false,
     },
     // ((?:<seed:tool_call>|<function=).*?(?:</function>|</seed:tool_call>|$))
     CallForm {
@@ -529,6 +547,15 @@ const XML_CALL_FORMS: &[CallForm] = &[
         openers: &["<seed:tool_call>", "<function="],
         word_boundary: false,
         closers: &["</function>", "</seed:tool_call>"],
+        separated: false,
+    },
+    // (?:\[TOOL_CALLS\])?(.+?)(?:\[TOOL_CALLS\]|$)
+    CallForm {
+        name: "mistral_small",
+        openers: &["[TOOL_CALLS]"],
+        word_boundary: false,
+        closers: &["[TOOL_CALLS]"],
+        separated: true,
     },
 ];
 
@@ -556,6 +583,27 @@ impl CallForm {
         let mut ends = Vec::new();
         let mut pos = from;
         loop {
+            if self.separated {
+                // The separator if a character follows it, then at least one character.
+                let sep = self.openers[0];
+                let body = match text[pos..].strip_prefix(sep) {
+                    Some(rest) if !rest.is_empty() => pos + sep.len(),
+                    _ => pos,
+                };
+                let Some(first) = text[body..].chars().next() else {
+                    return ends;
+                };
+                let Some(end) = bounds
+                    .iter()
+                    .filter(|&&q| q >= body + first.len_utf8())
+                    .find_map(|&q| closer_at(q))
+                else {
+                    return ends;
+                };
+                ends.push(end);
+                pos = end;
+                continue;
+            }
             let Some(open_end) = bounds
                 .iter()
                 .filter(|&&p| p >= pos)
@@ -577,26 +625,26 @@ impl CallForm {
 }
 
 /// Calls stream one by one: for every conformance input of each family whose calls are XML
-/// parameters, cut in two at every split point, each call's `region_close` (with the one-shot
-/// parse's value) arrives with the chunk that completes its closer, before the rest of the text
-/// and before the stream ends. Where the text before the calls is undecided without a prompt (it
+/// parameters or separated by `[TOOL_CALLS]`, cut in two at every split point, each call's
+/// `region_close` (with the one-shot parse's value) arrives with the chunk that completes its
+/// closer, before the rest of the text and before the stream ends (a call that `$` ends, as
+/// `mistral_small`'s last one, arrives at the end). Where the text before the calls is undecided without a prompt (it
 /// may still turn out to be reasoning: no reasoning closer yet, in a family whose untagged text
 /// is not plain content) the calls are held until the end, and stream with the prompt of a
 /// thinking-off turn (reasoning opened and closed) instead.
 #[test]
-fn xml_parameter_calls_stream_as_each_closes() {
+fn calls_stream_as_each_closes() {
     use chatparse::runtime::schema::stream::Untagged;
     let suites = load_suites();
     let mut checked = 0;
     let mut failures = Vec::new();
-    for form in XML_CALL_FORMS {
+    for form in CALL_FORMS {
         let spec = chatparse::shipped::spec(form.name).unwrap().unwrap();
         let profile = spec.stream_profile().unwrap();
         let calls = profile
             .tool_calls
             .as_ref()
             .unwrap_or_else(|| panic!("{}: calls do not stream", form.name));
-        let reasoning = profile.reasoning.as_ref().unwrap();
         let suite = suites.iter().find(|s| s.name == form.name).unwrap();
         for case in &suite.cases {
             let input = case.input.as_str();
@@ -619,23 +667,25 @@ fn xml_parameter_calls_stream_as_each_closes() {
                 .min()
                 .unwrap_or(input.len());
             let ends = form.closed_call_ends(input, from, to);
+            // A separated format's last call has no closer: `$` ends it.
             assert_eq!(
-                ends.len(),
+                ends.len() + usize::from(form.separated),
                 want.len(),
                 "[{}/{}] oracle",
                 form.name,
                 case.name
             );
-            let decided = reasoning.untagged == Untagged::Content
-                || reasoning
-                    .close
-                    .iter()
-                    .any(|c| input[..from].contains(c.as_str()));
-            let thinking_off = format!(
-                "<|im_start|>assistant\n{}\n\n{}\n\n",
-                reasoning.open.as_deref().unwrap(),
-                reasoning.close[0]
-            );
+            let decided = profile.reasoning.as_ref().is_none_or(|r| {
+                r.untagged == Untagged::Content
+                    || r.close.iter().any(|c| input[..from].contains(c.as_str()))
+            });
+            let thinking_off = profile.reasoning.as_ref().map_or(String::new(), |r| {
+                format!(
+                    "<|im_start|>assistant\n{}\n\n{}\n\n",
+                    r.open.as_deref().unwrap(),
+                    r.close[0]
+                )
+            });
             let runs = if decided {
                 vec![(None, true)]
             } else {
@@ -721,13 +771,16 @@ fn calls_spec(iterator: &str) -> Spec {
         .unwrap()
 }
 
-/// `\b` after the openers (Unicode and ASCII word characters), and several openers tried in
-/// pattern order at one position, read exactly as `re.finditer` reads them, for every chunking of
-/// soups made to hit them: `<call` is refused before `s`, `_`, `é` (a word character to Python)
-/// and accepted before `>`, ` ` or the end; of `<f` and `<fn`, `<fn>` is a call opened by `<fn`
-/// (its closer search starts after it, so `n>` does not close it). Each call's items are its raw
-/// text, so a call opened or closed anywhere else than the regex says changes the streamed value;
-/// and the chunks of each streamed call are its raw text.
+/// `\b` after the openers (Unicode and ASCII word characters), several openers tried in pattern
+/// order at one position, and calls separated by an optional separator, read exactly as
+/// `re.finditer` reads them, for every chunking of soups made to hit them: `<call` is refused
+/// before `s`, `_`, `é` (a word character to Python) and accepted before `>`, ` ` or the end; of
+/// `<f` and `<fn`, `<fn>` is a call opened by `<fn` (its closer search starts after it, so `n>`
+/// does not close it); a separated call's body has at least one character, after `<s>` when a
+/// character follows it. Each call's items are its captured text, so a call opened or closed
+/// anywhere else than the regex says changes the streamed value; the chunks of each streamed call
+/// are its raw text (separated calls: their raw texts follow one another from the calls' start,
+/// a `<s>` closer beginning the next one).
 #[test]
 fn word_boundaries_and_several_openers_stream_as_the_regex_reads_them() {
     let specs = [
@@ -738,11 +791,12 @@ fn word_boundaries_and_several_openers_stream_as_the_regex_reads_them() {
             "openers, no \\b",
             calls_spec(r"((?:<fn|<f).*?(?:n>|</f>|$))"),
         ),
+        ("separated", calls_spec(r"(?:<s>)?(.+?)(?:<s>|</x>|$)")),
     ];
     let atoms = [
         "<calls>", "<call", "<call ", "<callé", "<call_", "<calls", "<call>", "<cal", "l", "s",
         "_", "é", "1", "x", " ", "\n", ">", "</call>", "</call", "<end>", "<f", "<fn", "<fn>",
-        "<fé", "n", "n>", "</f>", "Hi",
+        "<fé", "n", "n>", "</f>", "Hi", "<s>", "<s>x", "</x>", "<s", "s>", "</",
     ];
     let mut rng = Rng(0x0b0b_1e55);
     let mut failures = Vec::new();
@@ -804,10 +858,21 @@ fn word_boundaries_and_several_openers_stream_as_the_regex_reads_them() {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
+                let separated = *label == "separated";
+                let calls_text = &input[input.find("<calls>").unwrap()..];
+                let mut raw_at = 0;
                 for (k, (text, value)) in calls.iter().take(streamed).enumerate() {
-                    if want.get(k).is_none_or(|w| !same_value(w, value))
-                        || value.as_str() != Some(text.as_str())
-                    {
+                    let raw_ok = if separated {
+                        // A `<s>` closer begins the next call's raw text (no body holds one).
+                        let ok = calls_text[raw_at..].starts_with(text.as_str())
+                            && text.contains(value.as_str().unwrap_or("\u{0}"))
+                            && !text.ends_with("<s>");
+                        raw_at += text.len();
+                        ok
+                    } else {
+                        value.as_str() == Some(text.as_str())
+                    };
+                    if want.get(k).is_none_or(|w| !same_value(w, value)) || !raw_ok {
                         failures.push(fail(format!(
                             "call {k}: streamed {value} (chunks {text:?}), final {want:?}"
                         )));
@@ -823,4 +888,48 @@ fn word_boundaries_and_several_openers_stream_as_the_regex_reads_them() {
         failures.len(),
         failures[..failures.len().min(20)].join("\n")
     );
+}
+
+/// A profile's tool calls are checked against the iterator: what cannot stream one by one is
+/// refused with the reason.
+#[test]
+fn calls_that_cannot_stream_one_by_one_are_refused() {
+    let spec = |iterator: &str| {
+        let schema = serde_json::json!({
+            "type": "object",
+            "x-regex": r"^(?P<content>.*?)(?P<tool_calls><calls>.*)?$",
+            "properties": {
+                "content": {"type": "string"},
+                "tool_calls": {"type": "array", "x-regex-iterator": iterator, "items": {"type": "string"}}
+            }
+        });
+        Spec::from_json_str(&schema.to_string())
+            .unwrap()
+            .with_stream_profile(
+                r#"{"content": {"field": "content"},
+                    "tool_calls": {"field": "tool_calls", "open": ["<calls>"]}, "markers": []}"#,
+                "<profile>",
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(spec(r"<a>(.*?)(?:</a>|$)"), Ok(()));
+    assert_eq!(spec(r"((?:<a>|<b>).*?(?:</a>|$))"), Ok(()));
+    assert_eq!(spec(r"(?:<s>)?(.+?)(?:<s>|$)"), Ok(()));
+    for (iterator, why) in [
+        // The calls' text may end before a closer that ends in white space.
+        (r"<a>(.*?)(?:</a>\n|$)", "ends in white space"),
+        (r"(?:<s>)?(.+?)(?:<s> |$)", "ends in white space"),
+        (r"<a>(.*?)$", "no literal closer"),
+        (r"<a>(?!x)(.*?)(?:</a>|$)", "look-ahead other than"),
+        (r"(?:<a>|<b>)(.*?)(?:</a>|$)", "several openers"),
+        (r"<a>(.*)(?:</a>|$)", "repetition other than"),
+    ] {
+        let err = spec(iterator).unwrap_err();
+        assert!(
+            err.contains("cannot stream one by one"),
+            "{iterator}: {err}"
+        );
+        assert!(err.contains(why), "{iterator}: {err}");
+    }
 }

@@ -53,7 +53,7 @@ use crate::value::Value;
 use memchr::memmem;
 
 use super::profile::{StreamProfile, Untagged};
-use super::region::{region_shape, Delim, RegionShape};
+use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
 use crate::schema::{Items, Node, NodeType, Schema};
@@ -119,10 +119,12 @@ pub struct ProfiledStreamParser<'p> {
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
-    /// The call being read: where its opener starts and ends; and where its closer is searched
-    /// from.
-    call_open: Option<(usize, usize)>,
+    /// The call being read, and where its closer is searched from.
+    call_open: Option<OpenCall>,
     closer_from: usize,
+    /// Where the raw text of the next call starts when calls follow one another (the closer of
+    /// the last match, which the model wrote as the next call's marker).
+    raw_next: Option<usize>,
     /// Where the raw text sent of the call being read ends, once its region has opened (strict
     /// streams send a call's text as it arrives, so adapters can read its name and arguments
     /// before it closes).
@@ -163,6 +165,7 @@ impl<'p> ProfiledStreamParser<'p> {
             calls_end: 0,
             call_open: None,
             closer_from: 0,
+            raw_next: None,
             call_sent_to: None,
             spaces: (usize::MAX, 0),
             lenient: false,
@@ -568,8 +571,10 @@ impl<'p> ProfiledStreamParser<'p> {
     ///
     /// Why a closed match is final: the calls' group of the root regex runs from its opener to
     /// an end token or the end of the text, so it holds every closed match seen before a stop
-    /// marker; `re.finditer` finds matches left to right, and a lazy body ends at the first
-    /// closer, so later text cannot change a match that has closed.
+    /// marker (a closer ends in a non-space character, so trimming the group's trailing white
+    /// space cannot cut it); `re.finditer` finds matches left to right, and a lazy body ends at
+    /// the first closer, so later text cannot change a match that has closed. Separated calls
+    /// (each match starting where the last ended) are final for the same reasons once closed.
     fn calls(&mut self, next: usize) {
         let stop = self.call_stop();
         let limit =
@@ -581,39 +586,48 @@ impl<'p> ProfiledStreamParser<'p> {
         let mut next = next;
         let failed = loop {
             let bytes = &self.buffer.as_bytes()[..limit];
-            let (open_at, opener_end) = match self.call_open {
+            let open = match self.call_open {
                 Some(open) => open,
-                None => match scan.find_opener(&self.buffer, limit, next) {
-                    FoundOpener::At { start, end } => {
-                        self.call_open = Some((start, end));
-                        self.closer_from = end;
-                        (start, end)
+                None => match scan.find_call(&self.buffer, limit, next, self.raw_next) {
+                    FoundCall::At { open, closer_from } => {
+                        self.call_open = Some(open);
+                        self.closer_from = closer_from;
+                        open
                     }
-                    FoundOpener::NotBefore(at) => {
+                    FoundCall::NotBefore(at) => {
                         next = next.max(at);
                         break false;
                     }
                 },
             };
             let Some((close_at, close_len)) = scan.find_closer(bytes, self.closer_from) else {
-                self.closer_from = limit.saturating_sub(scan.longest_closer).max(opener_end);
+                self.closer_from = limit
+                    .saturating_sub(scan.longest_closer)
+                    .max(self.closer_from);
                 if !self.lenient {
-                    self.send_open_call(open_at, limit);
+                    let sent_to = scan.raw_known(bytes, self.closer_from);
+                    self.send_open_call(open.raw, sent_to);
                 }
                 break false;
             };
-            let body = if scan.shape.capture_from_opener {
-                open_at
-            } else {
-                opener_end
-            };
             let end = close_at + close_len;
-            let capture_end = if scan.shape.capture_with_closer {
-                end
-            } else {
-                close_at
+            let (capture_end, raw_end) = match &scan.form {
+                CallForm::Region(shape) if shape.capture_with_closer => (end, end),
+                CallForm::Region(_) => (close_at, end),
+                CallForm::Separated(shape) => {
+                    // A closer that is the separator begins the next call's raw text (the model
+                    // wrote it as that call's marker); another closer ends this call's.
+                    let separator = shape.separator.as_deref().map(str::as_bytes);
+                    if separator == bytes.get(close_at..end) {
+                        self.raw_next = Some(close_at);
+                        (close_at, close_at)
+                    } else {
+                        self.raw_next = None;
+                        (close_at, end)
+                    }
+                }
             };
-            let capture = span(&self.buffer, body, capture_end);
+            let capture = span(&self.buffer, open.body, capture_end);
             let parsed = if self.lenient {
                 // As the lenient one-shot parse reads the call (parts salvaged inside it).
                 crate::schema::interp::parse_part_lenient(
@@ -646,14 +660,14 @@ impl<'p> ProfiledStreamParser<'p> {
                 Some(sent) => sent,
                 None => {
                     self.pending.events.push(RawEvent::Open { field: CALLS });
-                    open_at
+                    open.raw
                 }
             };
-            if end > start {
+            if raw_end > start {
                 self.pending.events.push(RawEvent::Chunk {
                     field: CALLS,
                     start,
-                    end,
+                    end: raw_end,
                 });
             }
             self.pending.events.push(RawEvent::Close {
@@ -661,7 +675,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 value: value.clone(),
             });
             self.calls_sent.push(value);
-            self.calls_end = end;
+            self.calls_end = raw_end;
             self.call_open = None;
             next = end;
         };
@@ -673,10 +687,11 @@ impl<'p> ProfiledStreamParser<'p> {
         };
     }
 
-    /// Sends the raw text of the open call that has arrived, `open_at..limit`, opening its region
-    /// first. Why only in strict streams: a call that then fails to parse fails the whole
-    /// message, so nothing sent of it can end up contradicting the final message; a lenient
-    /// stream sets such a call aside, so it sends each call only once it has closed and parsed.
+    /// Sends the raw text of the open call that has arrived and is known to be the call's,
+    /// `open_at..limit`, opening its region first. Why only in strict streams: a call that then
+    /// fails to parse fails the whole message, so nothing sent of it can end up contradicting the
+    /// final message; a lenient stream sets such a call aside, so it sends each call only once it
+    /// has closed and parsed.
     fn send_open_call(&mut self, open_at: usize, limit: usize) {
         let start = match self.call_sent_to {
             Some(sent) => sent,
@@ -811,38 +826,75 @@ impl FieldNames for Names<'_> {
     }
 }
 
-/// How the calls of an `x-regex-iterator` field are found one by one: the iterator's region
-/// shape (literal openers, possibly a `\b` after them, a lazy body, literal closers or `$`) and
+/// How the calls of an `x-regex-iterator` field are found one by one: the iterator's form and
 /// the items' schema.
 #[derive(Debug)]
 pub(crate) struct CallScan<'p> {
     field: &'p str,
     items: &'p Node,
-    shape: RegionShape,
+    form: CallForm,
     /// The literal closers, in pattern order.
     closers: Vec<String>,
     longest_closer: usize,
     longest_opener: usize,
 }
 
-/// Where the next call starts, as far as the text before a limit tells.
+/// The iterator's pattern, as far as finding its matches goes.
+#[derive(Debug)]
+pub(crate) enum CallForm {
+    /// A region: each match starts at a literal opener (possibly one of several, possibly with a
+    /// `\b` after it), its body ends at the first closer.
+    Region(RegionShape),
+    /// Matches that follow one another, each with an optional separator and a body of at least
+    /// one character (`mistral_small`).
+    Separated(SeparatedShape),
+}
+
+impl CallForm {
+    fn closers(&self) -> &[Delim] {
+        match self {
+            CallForm::Region(shape) => &shape.closers,
+            CallForm::Separated(shape) => &shape.closers,
+        }
+    }
+}
+
+/// Where the next region opener is, as far as the text before a limit tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FoundOpener {
-    /// A call's opener, from `start` to `end`.
+    /// An opener, from `start` to `end`.
     At { start: usize, end: usize },
-    /// No call starts before this position (an opener may still start there, once more text
-    /// has arrived).
+    /// No opener starts before this position (one may still start there, once more text has
+    /// arrived).
+    NotBefore(usize),
+}
+
+/// The call being read: where its raw text starts (its opener, or the closer of the call
+/// before), and where the text its items' schema reads starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OpenCall {
+    raw: usize,
+    body: usize,
+}
+
+/// Where the next call starts, as far as the text before a limit tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FoundCall {
+    /// A call, whose closer is searched from `closer_from`.
+    At { open: OpenCall, closer_from: usize },
+    /// No call starts before this position (one may still start there, once more text has
+    /// arrived).
     NotBefore(usize),
 }
 
 impl<'p> CallScan<'p> {
     fn new(field: &'p str, node: &'p Node) -> Result<Self, String> {
-        let shape = Self::check(node)?;
+        let form = Self::check(node)?;
         let Items::Each(items) = &node.items else {
             return Err("it has no `items` schema".into());
         };
-        let closers: Vec<String> = shape
-            .closers
+        let closers: Vec<String> = form
+            .closers()
             .iter()
             .filter_map(|c| match c {
                 Delim::Lit(l) => Some(l.clone()),
@@ -850,11 +902,14 @@ impl<'p> CallScan<'p> {
             })
             .collect();
         let longest_closer = closers.iter().map(String::len).max().unwrap_or(0);
-        let longest_opener = shape.openers().map(str::len).max().unwrap_or(0);
+        let longest_opener = match &form {
+            CallForm::Region(shape) => shape.openers().map(str::len).max().unwrap_or(0),
+            CallForm::Separated(shape) => shape.separator.as_ref().map_or(0, String::len),
+        };
         Ok(CallScan {
             field,
             items,
-            shape,
+            form,
             closers,
             longest_closer,
             longest_opener,
@@ -862,7 +917,7 @@ impl<'p> CallScan<'p> {
     }
 
     /// Whether the calls of `node` stream one by one, or why not.
-    pub(crate) fn check(node: &Node) -> Result<RegionShape, String> {
+    pub(crate) fn check(node: &Node) -> Result<CallForm, String> {
         if node.node_type != NodeType::Array
             || node.regex.is_some()
             || !node.substitutions.is_empty()
@@ -880,25 +935,130 @@ impl<'p> CallScan<'p> {
             .iterator
             .as_ref()
             .ok_or("the field has no x-regex-iterator")?;
-        let shape = region_shape(&iterator.regex)?;
-        if shape.header.is_some()
-            || shape
-                .not_followed_by
-                .iter()
-                .any(|d| !matches!(d, Delim::Word { .. }))
-        {
-            return Err(
-                "its iterator has a header, or a look-ahead other than a `\\b`, after the opener"
-                    .into(),
-            );
+        let form = match region_shape(&iterator.regex) {
+            Ok(shape) => {
+                if shape.header.is_some()
+                    || shape
+                        .not_followed_by
+                        .iter()
+                        .any(|d| !matches!(d, Delim::Word { .. }))
+                {
+                    return Err("its iterator has a header, or a look-ahead other than a \
+                                `\\b`, after the opener"
+                        .into());
+                }
+                CallForm::Region(shape)
+            }
+            Err(why) => match separated_shape(&iterator.regex) {
+                Ok(shape) => CallForm::Separated(shape),
+                Err(_) => return Err(why),
+            },
+        };
+        fn literal(c: &Delim) -> Option<&str> {
+            match c {
+                Delim::Lit(l) => Some(l.as_str()),
+                _ => None,
+            }
         }
-        if !shape.closers.iter().any(|c| matches!(c, Delim::Lit(_))) {
+        let mut closers = form.closers().iter().filter_map(literal).peekable();
+        if closers.peek().is_none() {
             return Err("its iterator has no literal closer".into());
         }
-        Ok(shape)
+        // A closer that ends in white space may be cut from the calls' text (the root pattern
+        // leaves trailing white space out of it), so its match is not known when it arrives.
+        if closers.any(|c| {
+            c.chars()
+                .next_back()
+                .is_some_and(crate::py::unicode::is_space)
+        }) {
+            return Err("a literal closer of its iterator ends in white space".into());
+        }
+        Ok(form)
     }
 
-    /// The first call that starts in `text[from..limit]`, as `re.finditer` finds it: the earliest
+    /// The first call that starts at or after `from` in `text[..limit]`, as `re.finditer` finds
+    /// it. `raw_next` is where the raw text of a call that follows the last one starts.
+    fn find_call(
+        &self,
+        text: &str,
+        limit: usize,
+        from: usize,
+        raw_next: Option<usize>,
+    ) -> FoundCall {
+        match &self.form {
+            CallForm::Region(shape) => match self.find_opener(shape, text, limit, from) {
+                FoundOpener::At { start, end } => FoundCall::At {
+                    open: OpenCall {
+                        raw: start,
+                        body: if shape.capture_from_opener {
+                            start
+                        } else {
+                            end
+                        },
+                    },
+                    closer_from: end,
+                },
+                FoundOpener::NotBefore(at) => FoundCall::NotBefore(at),
+            },
+            CallForm::Separated(shape) => Self::separated_call(shape, text, limit, from, raw_next),
+        }
+    }
+
+    /// The match of a separated iterator at `at` (each starts where the last ended): after the
+    /// separator when it is there and a character follows it; it exists once a non-space
+    /// character of its body has arrived (the calls' text then runs at least to it).
+    fn separated_call(
+        shape: &SeparatedShape,
+        text: &str,
+        limit: usize,
+        at: usize,
+        raw_next: Option<usize>,
+    ) -> FoundCall {
+        let Some(rest) = text.as_bytes().get(at..limit).filter(|r| !r.is_empty()) else {
+            return FoundCall::NotBefore(at);
+        };
+        let body = match shape.separator.as_deref().map(str::as_bytes) {
+            Some(sep) if rest.starts_with(sep) => at + sep.len(),
+            // Cut by `limit`: it may still be the separator.
+            Some(sep) if sep.starts_with(rest) => return FoundCall::NotBefore(at),
+            _ => at,
+        };
+        let Some(body_text) = text.get(body..limit) else {
+            return FoundCall::NotBefore(at);
+        };
+        match (
+            body_text.chars().next(),
+            body_text.chars().any(|c| !is_space(c)),
+        ) {
+            (Some(first), true) => FoundCall::At {
+                open: OpenCall {
+                    raw: raw_next.unwrap_or(at).min(at),
+                    body,
+                },
+                closer_from: body + first.len_utf8(),
+            },
+            _ => FoundCall::NotBefore(at),
+        }
+    }
+
+    /// How far the raw text of an open call is known to be the call's, in `bytes` (the buffer
+    /// up to the limit; no closer starts at or after `from` whole): all of it, except, where a
+    /// closer begins the next call's raw text, a possible closer's start at the end.
+    fn raw_known(&self, bytes: &[u8], from: usize) -> usize {
+        if let CallForm::Region(_) = self.form {
+            return bytes.len();
+        }
+        let lowest = from.max(bytes.len().saturating_sub(self.longest_closer));
+        (lowest..bytes.len())
+            .find(|&p| {
+                self.closers
+                    .iter()
+                    .any(|c| c.as_bytes().starts_with(&bytes[p..]))
+            })
+            .unwrap_or(bytes.len())
+    }
+
+    /// The first call opener in `text[from..limit]`, as `re.finditer` finds it: the earliest
     /// position where an opener matches, trying the openers in pattern order, each with the
     /// look-ahead after it. A position the text before `limit` cannot decide (an opener cut by
     /// `limit`, or one whose next character has not arrived) stops the search there.
@@ -907,15 +1067,20 @@ impl<'p> CallScan<'p> {
     /// runs at least to `limit` (the first marker that may end it, or the end of the buffer less
     /// a possible marker's start), so a non-space character before `limit` is in the text the
     /// iterator reads; a space is not a word character, and neither is the end of that text.
-    fn find_opener(&self, text: &str, limit: usize, from: usize) -> FoundOpener {
+    fn find_opener(
+        &self,
+        shape: &RegionShape,
+        text: &str,
+        limit: usize,
+        from: usize,
+    ) -> FoundOpener {
         let bytes = &text.as_bytes()[..limit.min(text.len())];
         let mut from = from;
         loop {
             let Some(hay) = bytes.get(from..) else {
                 return FoundOpener::NotBefore(from);
             };
-            let whole = self
-                .shape
+            let whole = shape
                 .openers()
                 .filter_map(|o| memmem::find(hay, o.as_bytes()))
                 .min();
@@ -925,7 +1090,7 @@ impl<'p> CallScan<'p> {
                 .saturating_sub(self.longest_opener.saturating_sub(1));
             let cut = (cut_from.max(from)..bytes.len()).find(|&p| {
                 let rest = &bytes[p..];
-                self.shape
+                shape
                     .openers()
                     .any(|o| o.len() > rest.len() && o.as_bytes().starts_with(rest))
             });
@@ -934,7 +1099,7 @@ impl<'p> CallScan<'p> {
                 (Some(a), None) | (None, Some(a)) => a,
                 (None, None) => return FoundOpener::NotBefore(bytes.len()),
             };
-            match self.opener_at(text, bytes.len(), at) {
+            match Self::opener_at(shape, text, bytes.len(), at) {
                 Some(Some(end)) => return FoundOpener::At { start: at, end },
                 Some(None) => from = at + 1,
                 None => return FoundOpener::NotBefore(at),
@@ -944,9 +1109,14 @@ impl<'p> CallScan<'p> {
 
     /// Whether a call starts at `at` (`Some(Some(end))`, its opener ending at `end`), does not
     /// (`Some(None)`), or may once more text has arrived (`None`).
-    fn opener_at(&self, text: &str, limit: usize, at: usize) -> Option<Option<usize>> {
+    fn opener_at(
+        shape: &RegionShape,
+        text: &str,
+        limit: usize,
+        at: usize,
+    ) -> Option<Option<usize>> {
         let rest = &text.as_bytes()[at..limit];
-        for opener in self.shape.openers() {
+        for opener in shape.openers() {
             let opener = opener.as_bytes();
             if !rest.starts_with(opener) {
                 if opener.starts_with(rest) {
@@ -956,16 +1126,11 @@ impl<'p> CallScan<'p> {
                 continue;
             }
             let end = at + opener.len();
-            if self.shape.not_followed_by.is_empty() {
+            if shape.not_followed_by.is_empty() {
                 return Some(Some(end));
             }
             let next = text.get(end..limit).and_then(|r| r.chars().next())?;
-            if !self
-                .shape
-                .not_followed_by
-                .iter()
-                .any(|d| d.is_word_char(next))
-            {
+            if !shape.not_followed_by.iter().any(|d| d.is_word_char(next)) {
                 return Some(Some(end));
             }
             // `\b` fails after this opener: the next one may match here.

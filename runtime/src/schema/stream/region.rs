@@ -465,6 +465,74 @@ fn shape_of(root: &Node, groups: usize, named: bool) -> Result<RegionShape, Stri
     })
 }
 
+/// A pattern whose matches follow one another with no text between them:
+///
+/// ```text
+/// [ (?:SEP)? ]  ( .+? )  (?:C1|C2|…|$)
+/// ```
+///
+/// an optional literal separator, the one capture group holding a lazy DOTALL body of at least
+/// one character, then literal closers or `$` (with `$` among them). `mistral_small`'s calls,
+/// `(?:\[TOOL_CALLS\])?(.+?)(?:\[TOOL_CALLS\]|$)`, are written so: the marker before each call is
+/// the closer of the call before it. Why an incremental scan gives `re.finditer`'s answer: a match
+/// can start anywhere there is a character (the body takes any), so each starts where the one
+/// before ended; the separator, when it is there and a character follows it, is taken (a greedy
+/// `?` that the rest never makes backtrack, since the closers include `$`); the body ends at the
+/// first closer after its first character.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SeparatedShape {
+    /// The optional literal a match starts with.
+    pub(crate) separator: Option<String>,
+    /// The closers, in pattern order; one of them is `$`.
+    pub(crate) closers: Vec<Delim>,
+}
+
+/// The separated shape of `regex`, or why it has none (see [`SeparatedShape`]).
+pub(crate) fn separated_shape(regex: &PyRegex) -> Result<SeparatedShape, String> {
+    if regex.group_count() != 1 || regex.has_named_groups() {
+        return Err("it needs exactly one unnamed capture group".into());
+    }
+    let nodes: Vec<&Node> = match &regex.syntax_tree().root {
+        Node::Concat(nodes) => nodes.iter().collect(),
+        other => vec![other],
+    };
+    let mut it = nodes.into_iter().peekable();
+    let mut separator = None;
+    if let Some(Node::Repeat {
+        node,
+        min: 0,
+        max: Some(1),
+        kind: RepeatKind::Greedy,
+    }) = it.peek()
+    {
+        separator = Some(literal_of(node).ok_or("its optional start is not a literal")?);
+        it.next();
+    }
+    let body = match it.next() {
+        Some(Node::Group {
+            index: Some(_),
+            node,
+        }) => &**node,
+        _ => return Err("its capture group is not a lazy DOTALL `(.+?)` body".into()),
+    };
+    if !matches!(body, Node::Repeat { node, min: 1, max: None, kind: RepeatKind::Lazy }
+        if matches!(**node, Node::Any { dotall: true }))
+    {
+        return Err("its capture group is not a lazy DOTALL `(.+?)` body".into());
+    }
+    let closers = it
+        .next()
+        .and_then(delims)
+        .ok_or("the body is not followed by a choice of literal closers and `$`")?;
+    if it.next().is_some() {
+        return Err("something follows the closers".into());
+    }
+    if !closers.contains(&Delim::Dollar) {
+        return Err("no closer alternative is `$`".into());
+    }
+    Ok(SeparatedShape { separator, closers })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,6 +618,31 @@ mod tests {
         assert!(shape(r"(?:<a>|<b>)(.*?)(?:</a>|$)").is_err());
         // The closers may be captured after the body alone too.
         assert!(shape(r"<a>(.*?(?:</a>|$))").unwrap().capture_with_closer);
+    }
+
+    #[test]
+    fn separated_shapes() {
+        let sep = |p: &str| separated_shape(&PyRegex::new(p).unwrap());
+        let s = sep(r"(?:\[TOOL_CALLS\])?(.+?)(?:\[TOOL_CALLS\]|$)").unwrap();
+        assert_eq!(s.separator.as_deref(), Some("[TOOL_CALLS]"));
+        assert_eq!(s.closers, [lit("[TOOL_CALLS]"), Delim::Dollar]);
+        let s = sep(r"(.+?)(?:>>>|$)").unwrap();
+        assert_eq!(s.separator, None);
+        for (pattern, why) in [
+            (r"(?:a)?(.*?)(?:a|$)", "`(.+?)`"),
+            (r"(?:a)?(.+)(?:a|$)", "`(.+?)`"),
+            (r"(?:a)?(.+?)a", "no closer alternative is `$`"),
+            (r"(?:a)?(.+?)\s", "not followed by a choice"),
+            (r"(?:a)?(.+?)(?:a)", "no closer alternative is `$`"),
+            (r"(?:a|b)?(.+?)(?:a|$)", "optional start is not a literal"),
+            (r"(?:a)?(.+?)(?:a|$)b", "something follows"),
+            (r"(?:a)?(?P<x>.+?)(?:a|$)", "unnamed"),
+        ] {
+            let err = sep(pattern).unwrap_err();
+            assert!(err.contains(why), "{pattern}: {err}");
+        }
+        // A region shape is not a separated one.
+        assert!(sep(r"<a>(.*?)(?:</a>|$)").is_err());
     }
 
     #[test]
