@@ -24,6 +24,7 @@ const OPEN_CALL_FAMILIES: &[&str] = &[
     "functionary_v3_1",
     "deepseek_v3_1",
     "deepseek_r1",
+    "gpt_oss",
 ];
 
 /// Longer than any marker a stream may hold back at the end of its buffer.

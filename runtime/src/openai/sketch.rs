@@ -6,10 +6,11 @@
 //!
 //! * **JSON object** (`hermes`, `qwen3`, `smollm3`, `ernie4_5`): the call is
 //!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`.
-//! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`): a header
+//! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
+//!   `gpt_oss`): a header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
-//!   arguments are the JSON object after it, items whose `function` has an `x-regex` and whose
-//!   `arguments` have `x-parser: json`.
+//!   arguments are the JSON object after it, items whose `function` has an `x-regex` (or whose
+//!   `name` and `arguments` each have one: gpt_oss) and whose `arguments` have `x-parser: json`.
 //! * **XML parameters** (`qwen3_coder`, `qwen3_5`, `seed_oss`, `glm4_5`, `minimax_m2`): a tag
 //!   names the function, each parameter is a key-value match (`<parameter=city>Paris</parameter>`),
 //!   items whose `function` has an `x-regex` with `name` and `arguments` groups and whose
@@ -161,9 +162,17 @@ fn is_header_call(items: &Node) -> Option<bool> {
     }
     let function = items.property("function")?;
     let arguments = function.property("arguments")?;
-    let read = function.regex.is_some()
+    // The function's regex splits the call into name and arguments (kimi_k2's header), or the
+    // name and the arguments each find their own part of the call (gpt_oss's `to=functions.NAME`
+    // and `<|message|>{…}`).
+    let split = match (&function.regex, function.property("name")) {
+        (Some(_), _) => arguments.regex.is_none(),
+        (None, Some(name)) => name.regex.is_some() && arguments.regex.is_some(),
+        (None, None) => false,
+    };
+    let read = split
         && function.parser.is_none()
-        && arguments.regex.is_none()
+        && function.substitutions.is_empty()
         && arguments.iterator.is_none()
         && arguments.key_value.is_none();
     read.then(|| {
