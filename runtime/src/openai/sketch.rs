@@ -201,7 +201,7 @@ fn is_xml_parameters_call(items: &Node) -> Option<bool> {
         && arguments.regex.is_none()
         && arguments.iterator.is_none()
         && arguments.parser.is_none();
-    read.then(|| arguments.substitutions.is_empty())
+    read.then_some(arguments.substitutions.is_empty())
 }
 
 /// The literal text every match of a pattern ends with (empty when its end is not a literal).
