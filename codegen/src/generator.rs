@@ -395,6 +395,7 @@ impl Emitter<'_> {
         let mut build = Vec::new(); // struct literal fields
         let mut serialize = Vec::new();
         let mut property_keys = Vec::new();
+        let mut property_names: Vec<&str> = Vec::new();
         // `let slot: T = value;` with one arm, `slot = value;` (declared above) with two.
         let assign = |slot: &Ident, ty: TokenStream, value: TokenStream| {
             if single_arm {
@@ -416,6 +417,7 @@ impl Emitter<'_> {
                 } => {
                     items.push(constant_static(name, value, pointer));
                     let stat = id(name);
+                    property_names.push(key);
                     let key = lit(key);
                     property_keys.push(key.clone());
                     consts.push(associated_const(associated, value, pointer));
@@ -457,6 +459,7 @@ impl Emitter<'_> {
                     quote!(map.take(#key))
                 }
             };
+            property_names.push(key);
             let key = lit(key);
             property_keys.push(key.clone());
             let func = id(&child.func);
@@ -571,9 +574,22 @@ impl Emitter<'_> {
                     }
                 }
             };
+            // Fields read from the node's own match have its named groups as their only keys:
+            // when every group names a property, nothing is beyond them, and the loop (a name
+            // comparison per group, on every message) is left out. The map is still taken from
+            // by the fields above, so `map` stays used.
+            let nothing_beyond = !from_dict.is_empty()
+                && group_names.is_some_and(|names| {
+                    names
+                        .iter()
+                        .flatten()
+                        .all(|name| property_names.contains(&name.as_str()))
+                });
             extras_loop = match (moves_whole_map, single_arm) {
                 // The dict arm binds the map as the slot itself.
                 (true, true) => quote!(),
+                (false, true) if nothing_beyond => quote!(let #extras_slot = Map::new();),
+                (false, false) if nothing_beyond => quote!(#extras_slot = Map::new();),
                 (true, false) => quote!(#extras_slot = map.into_map();),
                 (false, true) => quote! {
                     let mut #extras_slot = Map::new();
