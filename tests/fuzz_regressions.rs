@@ -160,3 +160,49 @@ fn lenient_parse_of_a_schema_whose_root_is_not_an_object() {
         assert!(lenient.malformed.is_empty(), "{output:?}");
     }
 }
+
+/// `spec_load_parse` found (input kept in
+/// tests/fuzz_regressions/spec_load_parse-dollar-before-final-newline): an `open_pattern` ending
+/// in `$` (`\s*<tool_call>$`). Python's `$` also matches before a final newline, so a buffer
+/// that ends `<tool_call>\n` matches, and the reference (transformers 5.23.0, `ResponseParser`
+/// with `prefix=""`) commits to that match while streaming: one char at a time it opens a tool
+/// call there and fails on the JSON, although its one-shot parse of the same text (where the
+/// newline is not final) keeps the whole call in `content`. The stream holds such a match until
+/// more text decides it, and ends with the one-shot result.
+#[test]
+fn dollar_before_a_final_newline_is_held_until_decided() {
+    let path =
+        repo_root().join("tests/fuzz_regressions/spec_load_parse-dollar-before-final-newline");
+    let data = std::fs::read(path).unwrap();
+    let (&seed, rest) = data.split_first().unwrap();
+    let nul = rest.iter().position(|&b| b == 0).unwrap();
+    let spec = Spec::from_json_str(std::str::from_utf8(&rest[..nul]).unwrap()).unwrap();
+    let output = String::from_utf8_lossy(&rest[nul + 1..]);
+    assert!(output.contains("\n\n<tool_call>\n{"));
+    assert_chunking_invariant(&spec, &output, seed);
+
+    // The same, small. Reference one-shot: `{"content": "a<tool_call>\nb"}` (the `$` fails
+    // before a newline that is not final); at the end of the text it matches.
+    let spec = Spec::from_json_str(
+        &json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {
+                "call": {"open_pattern": r"<tool_call>$", "close": "</tool_call>"},
+                "content": {"content": "text"}
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let text = "a<tool_call>\nb";
+    assert_eq!(
+        spec.parse(text).unwrap(),
+        json!({"content": "a<tool_call>\nb"})
+    );
+    let newline = text.find('\n').unwrap();
+    assert_eq!(
+        streamed(&spec, text, &[newline + 1]).unwrap(),
+        json!({"content": "a<tool_call>\nb"})
+    );
+    assert_chunking_invariant(&spec, text, 2);
+}

@@ -33,6 +33,10 @@ const SIZE_LIMIT: usize = 256 << 20;
 pub(crate) struct Found {
     pub start: usize,
     pub end: usize,
+    /// Where the matcher stopped reading: `end`, or one past it when a tail `$` matched before
+    /// the final newline (Python's `$` looks past it). A match that read to the end of the buffer
+    /// is not final while more text may come: the newline may stop being the final one.
+    pub read_to: usize,
     /// `m.groupdict()` without the `None`s, in group order.
     pub named: Vec<(String, String)>,
 }
@@ -112,6 +116,7 @@ impl Literals {
             return Search::Full(Found {
                 start,
                 end,
+                read_to: end,
                 named: Vec::new(),
             });
         }
@@ -308,6 +313,7 @@ impl Pattern {
             }
         }
         let (start, end) = spans.first().copied().flatten().unwrap_or((0, 0));
+        let read_to = locs.get(0).map_or(end, |(_, e)| e.max(end));
         let named = t
             .group_names
             .iter()
@@ -318,7 +324,12 @@ impl Pattern {
                 Some((name.clone(), hay.get(s..e)?.to_owned()))
             })
             .collect();
-        Found { start, end, named }
+        Found {
+            start,
+            end,
+            read_to,
+            named,
+        }
     }
 }
 

@@ -10,9 +10,9 @@
 //! `load_response_template`); a [`StreamParser`] emits the same events (`region_open`,
 //! `region_chunk` with `dirty`, `region_close` with the value) in the same order, and ends with the
 //! same message. One difference: where the reference commits to a complete delimiter match while
-//! a match starting earlier could still complete with more text (so that its result depends on
-//! the chunking), the [`StreamParser`] holds the text until it is decided and ends with the
-//! one-shot result.
+//! a match starting earlier could still complete with more text, or to a `$` that matched before
+//! the buffer's final newline (so that its result depends on the chunking), the [`StreamParser`]
+//! holds the text until it is decided and ends with the one-shot result.
 //!
 //! Feeding costs amortised O(chunk): the parser keeps a scan position and re-examines only the
 //! text it holds back, which is at most a possible delimiter prefix at the end of the buffer (a

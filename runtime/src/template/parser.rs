@@ -542,8 +542,11 @@ impl<'t> StreamParser<'t> {
     }
 
     /// `_can_grow`: a complete match at the buffer's edge that more input could still change.
+    /// Unlike the reference, the edge is where the matcher stopped reading ([`Found::read_to`]):
+    /// `<tool_call>$` matched before a final `\n` fails once more text follows it, so the
+    /// one-shot parse (and every other chunking) would not take it.
     fn can_grow(&self, kind: Kind, field: usize, m: &Found) -> bool {
-        if m.end != self.buffer.len() {
+        if m.read_to != self.buffer.len() {
             return false;
         }
         if m.start == m.end {
