@@ -298,6 +298,53 @@ fn xml_parameters_stream_one_at_a_time() {
     assert_eq!(covered, expected);
 }
 
+/// A string value streams as it is written (issue 16: "string values stream character by
+/// character"). The call is rendered as Qwen3-Coder's chat template writes it
+/// (`<parameter=KEY>\nVALUE\n</parameter>\n`); the family converts a value by `json.loads`,
+/// keeping the text when it is not JSON, so a value starting with `f` of `fn` could still be
+/// `false`, but one starting with `s` (`src/…`) or `u` (`use …`) is text whatever follows. Fed a
+/// byte at a time, each cut inside the second value must have sent everything of it so far but
+/// line breaks at its end (the template's `\n` before `</parameter>` is not part of the value),
+/// escaped as JSON.
+#[test]
+fn string_values_stream_as_they_are_written() {
+    let spec = chatparse::shipped::spec("qwen3_coder").unwrap().unwrap();
+    let path = "src/main.rs";
+    let content = "use std::io;\n\nfn main() {\n    println!(\"héllo\");\n}";
+    let output = format!(
+        "<tool_call>\n<function=write_file>\n<parameter=path>\n{path}\n</parameter>\n\
+         <parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+    );
+    let final_arguments = r#"{"path":"src/main.rs","content":"use std::io;\n\nfn main() {\n    println!(\"héllo\");\n}"}"#;
+    let message = openai::parse(
+        &spec,
+        &output,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    assert_eq!(
+        message["tool_calls"][0]["function"]["arguments"],
+        final_arguments
+    );
+    let value_start = output.find("use std").unwrap();
+    for (i, _) in content.char_indices().skip(1) {
+        let written = &content[..i];
+        let seen = feed_prefix(&spec, None, &output[..value_start + i]);
+        let so_far = written
+            .trim_end_matches('\n')
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
+        assert_eq!(
+            seen.arguments,
+            format!(r#"{{"path":"src/main.rs","content":"{so_far}"#),
+            "after {written:?}"
+        );
+    }
+}
+
 /// Calls whose arguments only the close can convert (Gemma's dialect; deepseek_v3_2's
 /// parameters, rewritten by substitutions first): the start goes out as soon as the name is
 /// complete, the arguments whole when the call closes. Cut every conformance output with a call

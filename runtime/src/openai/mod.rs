@@ -51,6 +51,7 @@
 //! ```
 
 mod ids;
+mod open_value;
 mod sketch;
 mod stream;
 

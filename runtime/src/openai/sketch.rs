@@ -43,6 +43,7 @@ use crate::stream::region_shape;
 use crate::support::Content;
 use crate::value::Value;
 
+use super::open_value::{OpenValue, StringValues, ValueReader};
 use super::{call_parts, field_kind, FieldKind};
 
 /// How the calls of a spec are written, as far as a sketch needs to know.
@@ -60,6 +61,9 @@ pub(crate) struct CallShape {
     /// XML shape: the literal every parameter match ends with (`</parameter>`), when the
     /// key-value pattern has one; a parameter can only complete where it arrives.
     parameter_end: String,
+    /// XML shape: how to read a string value while it is written, when the parameters'
+    /// conversion allows it ([`super::open_value`]).
+    string_values: Option<StringValues>,
 }
 
 /// The three shapes (see the module documentation).
@@ -102,12 +106,16 @@ impl CallShape {
             Err(_) if kind == ShapeKind::XmlParameters => 0,
             Err(_) => return None,
         };
-        let parameter_end = items
+        let parameters = items
             .property("function")
-            .and_then(|f| f.property("arguments"))
+            .and_then(|f| f.property("arguments"));
+        let parameter_end = parameters
             .and_then(|a| a.key_value.as_ref())
             .map(|p| literal_suffix(&p.regex.syntax_tree().root))
             .unwrap_or_default();
+        let string_values = parameters
+            .filter(|_| kind == ShapeKind::XmlParameters && streams_arguments)
+            .and_then(|a| StringValues::of(a, &parameter_end));
         Some(CallShape {
             schema: schema.clone(),
             field: property.name.clone(),
@@ -115,6 +123,7 @@ impl CallShape {
             kind,
             streams_arguments,
             parameter_end,
+            string_values,
         })
     }
 
@@ -134,6 +143,11 @@ impl CallShape {
             Items::Each(items) => Some(items),
             _ => None,
         }
+    }
+
+    /// The XML shape's arguments node (the one with `x-regex-key-value`).
+    fn parameters(&self) -> Option<&Node> {
+        self.items()?.property("function")?.property("arguments")
     }
 }
 
@@ -259,6 +273,11 @@ pub(crate) struct Sketch {
     /// many parameters it holds.
     built: String,
     parameters: usize,
+    /// XML shape: the keys of the parameters in `built`; the open parameter's value, and the
+    /// arguments' text with as much of it as is final (empty when none is).
+    keys: Vec<String>,
+    value: OpenValue,
+    with_value: String,
     /// XML shape: how much of the raw text the last parameter search saw, and whether it found
     /// a match that ends where the text did (complete once anything follows it).
     searched: usize,
@@ -289,6 +308,9 @@ impl Sketch {
             escaped: false,
             built: String::new(),
             parameters: 0,
+            keys: Vec::new(),
+            value: OpenValue::default(),
+            with_value: String::new(),
             searched: 0,
             match_at_end: false,
         }
@@ -328,7 +350,7 @@ impl Sketch {
         };
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
-            ShapeKind::XmlParameters => self.built.as_str(),
+            ShapeKind::XmlParameters => self.xml_arguments(),
             _ => raw.get(start..end)?,
         };
         Some(Known {
@@ -392,11 +414,7 @@ impl Sketch {
     /// closing tag has arrived); the parameters up to the last complete one are converted by the
     /// arguments' schema, and their compact JSON (less the closing `}`) is the text known.
     fn scan_parameters(&mut self, shape: &CallShape, raw: &str, start: usize, at: usize) -> Stage {
-        let Some(arguments) = shape
-            .items()
-            .and_then(|i| i.property("function"))
-            .and_then(|f| f.property("arguments"))
-        else {
+        let Some(arguments) = shape.parameters() else {
             return Stage::GaveUp;
         };
         let Some(key_value) = &arguments.key_value else {
@@ -416,6 +434,7 @@ impl Sketch {
                 .unwrap_or(raw.len());
             if !raw[from..].contains(end_literal) {
                 self.searched = raw.len();
+                self.read_open_value(shape, raw, start, at);
                 return Stage::Arguments { start, at };
             }
         }
@@ -435,6 +454,7 @@ impl Sketch {
             found += 1;
         }
         if found == 0 {
+            self.read_open_value(shape, raw, start, at);
             return Stage::Arguments { start, at };
         }
         let text = &raw[start..end];
@@ -446,14 +466,56 @@ impl Sketch {
             // A parameter written twice: the final object keeps one key for both.
             return Stage::GaveUp;
         }
+        let keys = object.iter().map(|(k, _)| k.clone()).collect();
         let mut json = Value::Object(object).to_string();
         json.pop();
-        if !json.starts_with(self.built.as_str()) {
+        if !json.starts_with(self.xml_arguments()) {
             return Stage::GaveUp;
         }
         self.built = json;
         self.parameters += found;
+        self.keys = keys;
+        self.value = OpenValue::Undecided;
+        self.with_value.clear();
+        self.read_open_value(shape, raw, start, end);
         Stage::Arguments { start, at: end }
+    }
+
+    /// The XML shape's arguments' text known: the parameters so far, and the open one's string
+    /// value as far as it is final.
+    fn xml_arguments(&self) -> &str {
+        if self.with_value.is_empty() {
+            &self.built
+        } else {
+            &self.with_value
+        }
+    }
+
+    /// Reads the value of the parameter that starts at `at` (after the last whole one), when the
+    /// shape streams string values ([`super::open_value`]).
+    fn read_open_value(&mut self, shape: &CallShape, raw: &str, start: usize, at: usize) {
+        let (Some(facts), Some(arguments)) = (&shape.string_values, shape.parameters()) else {
+            return;
+        };
+        let reader = ValueReader {
+            facts,
+            arguments,
+            raw,
+            start,
+            at,
+        };
+        self.value = match self.value {
+            OpenValue::Undecided => {
+                let mut text = self.built.clone();
+                let value = reader.decide(&mut text, &self.keys);
+                if matches!(value, OpenValue::Streaming { .. }) {
+                    self.with_value = text;
+                }
+                value
+            }
+            OpenValue::NotString => OpenValue::NotString,
+            OpenValue::Streaming { sent_to } => reader.extend(&mut self.with_value, sent_to),
+        };
     }
 
     /// The header shape: the arguments start at the first `{`; the header before it must read
@@ -692,9 +754,18 @@ mod tests {
                 }
                 let mut named_at = None;
                 let mut last = String::new();
+                let first_close = ["</parameter>", "</arg_value>"]
+                    .iter()
+                    .filter_map(|t| raw.find(t))
+                    .min();
+                let mut before_close = None;
                 for (i, c) in raw.char_indices() {
                     let prefix = &raw[..i + c.len_utf8()];
-                    if let Some(known) = sketch.read(&shape, prefix) {
+                    let known = sketch.read(&shape, prefix);
+                    if Some(prefix.len()) == first_close {
+                        before_close = Some(known.map_or(String::new(), |k| k.arguments.into()));
+                    }
+                    if let Some(known) = known {
                         assert_eq!(known.name, name, "{what}");
                         assert!(
                             arguments.starts_with(known.arguments),
@@ -709,10 +780,13 @@ mod tests {
                 // Named before its first parameter is whole; every parameter known at the end
                 // (all of the arguments but the closing `}`).
                 let named_at = named_at.unwrap_or_else(|| panic!("{what}: never named"));
-                let first_close = ["</parameter>", "</arg_value>"]
-                    .iter()
-                    .filter_map(|t| raw.find(t))
-                    .min();
+                if let Some(before_close) = before_close {
+                    let want = open_string_value(family, arguments);
+                    assert_eq!(
+                        before_close, want,
+                        "{what}: the first value before it closes"
+                    );
+                }
                 if let Some(first_close) = first_close {
                     assert!(named_at <= first_close, "{what}: named at {named_at}");
                     assert_eq!(
@@ -725,6 +799,36 @@ mod tests {
             }
         }
         assert!(checked > 40, "{checked} calls checked");
+    }
+
+    /// What the arguments' text must be just before the first parameter's closing tag: its
+    /// string value so far (all of it, less line breaks at its end, which may still belong to
+    /// the closing tag), when the value cannot be anything but a string: the families convert a
+    /// value by `json.loads`, keeping the text when it is not JSON (and the Qwen and Seed ones
+    /// first map a whole `True`, `False` or `None` to JSON), so a value whose first character
+    /// after JSON whitespace cannot start JSON stays text. Otherwise nothing of it is known.
+    fn open_string_value(family: &str, arguments: &str) -> String {
+        let Ok(Value::Object(object)) = crate::value::from_str(arguments) else {
+            return String::new();
+        };
+        let Some((key, Value::String(value))) = object.iter().next() else {
+            return String::new();
+        };
+        let mut may_be_json = String::from("{[\"-0123456789tfnNI");
+        if ["qwen3_coder", "qwen3_5", "seed_oss"].contains(&family) {
+            may_be_json.push_str("TF");
+        }
+        let first = value.chars().find(|c| !" \t\n\r".contains(*c));
+        if first.is_none_or(|c| may_be_json.contains(c)) {
+            return String::new();
+        }
+        let mut text = format!(
+            "{{{}:{}",
+            Value::String(key.clone()),
+            Value::String(value.trim_end_matches(['\r', '\n']).to_owned())
+        );
+        text.pop();
+        text
     }
 
     #[test]

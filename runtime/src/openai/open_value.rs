@@ -1,0 +1,252 @@
+//! A parameter's string value read while the model writes it, so that an XML-parameter call's
+//! arguments stream character by character instead of one parameter at a time.
+//!
+//! The XML families convert each parameter value with `x-parser: json` and `allow_non_json`
+//! (after optional `^True$`-style substitutions): a value that is JSON becomes that JSON, any
+//! other stays the text as written. Whether a value is JSON can depend on text not written yet
+//! (`1` may become `12` or `1 apple`), but not when its first character after JSON whitespace
+//! cannot start a JSON text (Python's `json.loads` also reads `NaN` and `Infinity`) nor a
+//! substitution's whole-value pattern: such a value is a string, whatever follows, and its JSON
+//! text is the value's characters escaped one by one. So once a value starts with such a
+//! character, its escaped characters can go out as they arrive, except a tail that may still
+//! turn out to close it: a prefix of the closing literal (`</par` of `</parameter>`) and the
+//! line breaks before it (the pattern may drop a `\r?\n` there).
+//!
+//! Where the value starts, and its key, come from the key-value pattern itself, run on the
+//! parameter's text so far followed by the closing literal, and the schema's conversion of that
+//! probe must give the key and the string: the sketch never predicts what the schema would not
+//! say.
+
+use crate::schema::interp::{parse_node, Walk};
+use crate::schema::Node;
+use crate::support::Content;
+use crate::value::Value;
+
+/// A value still undecided after this much text is left to its closing tag: probing it on every
+/// chunk would cost quadratic time in a long value.
+const UNDECIDED_LIMIT: usize = 4096;
+
+/// What a call shape needs to stream string values: known when the parameters' conversion is
+/// the JSON-or-text one described in the module documentation.
+#[derive(Debug, Clone)]
+pub(crate) struct StringValues {
+    /// First characters after which a value may still become something other than its text.
+    not_string_starts: String,
+    /// The key-value pattern's first character (`<`): a parameter cannot start in text without it.
+    opener: char,
+    /// The literal every parameter ends with (`</parameter>`).
+    closer: String,
+}
+
+impl StringValues {
+    /// The facts for `arguments` (the node with `x-regex-key-value`), if its values convert as
+    /// JSON-or-text, its pattern starts with a literal character and ends with `closer`.
+    pub(crate) fn of(arguments: &Node, closer: &str) -> Option<Self> {
+        let key_value = arguments.key_value.as_ref()?;
+        let crate::schema::Additional::Schema(value) = &arguments.additional else {
+            return None;
+        };
+        let json_or_text = matches!(&value.parser,
+            Some(p) if p.kind == crate::schema::ParserKind::Json && p.allow_non_json && p.transform.is_none());
+        let plain = value.regex.is_none()
+            && value.iterator.is_none()
+            && value.key_value.is_none()
+            && value.constant.is_none()
+            && value.properties.is_none()
+            && matches!(
+                value.node_type,
+                crate::schema::NodeType::Any | crate::schema::NodeType::Untyped
+            );
+        if !json_or_text || !plain || closer.is_empty() {
+            return None;
+        }
+        // JSON's first characters (Python also reads `NaN`, `Infinity`, `-Infinity`).
+        let mut not_string_starts = String::from("{[\"-0123456789tfnNI");
+        for substitution in &value.substitutions {
+            // `^True$`: a whole-value rewrite, which only a value starting with `T` can meet.
+            let word = substitution
+                .pattern
+                .regex
+                .python_pattern()
+                .strip_prefix('^')
+                .and_then(|p| p.strip_suffix('$'))
+                .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphabetic()))?;
+            not_string_starts.extend(word.chars().next());
+        }
+        let opener = first_literal_char(&key_value.regex.syntax_tree().root)?;
+        Some(StringValues {
+            not_string_starts,
+            opener,
+            closer: closer.to_owned(),
+        })
+    }
+}
+
+/// The first character every match of a pattern starts with, when it is a literal.
+fn first_literal_char(node: &chatparse_pyre::syntax::ast::Node) -> Option<char> {
+    use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
+    match node {
+        AstNode::Char {
+            cp,
+            fold: Fold::None,
+        } => char::from_u32(*cp),
+        AstNode::Concat(nodes) => first_literal_char(nodes.first()?),
+        AstNode::Group { node, .. } => first_literal_char(node),
+        _ => None,
+    }
+}
+
+/// Where the open parameter's value stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum OpenValue {
+    /// No parameter is open, or its value has not shown what it is yet.
+    #[default]
+    Undecided,
+    /// The value may become JSON: it goes out when the parameter closes.
+    NotString,
+    /// A string: its characters up to `sent_to` (an offset in the call's raw text) are in the
+    /// arguments' text.
+    Streaming { sent_to: usize },
+}
+
+/// The parameter opened at `at` in `raw` (after the parameters known so far, whose arguments'
+/// text is `known`): extends `text` (the arguments' text known, which starts with `known`) with
+/// its value's characters, and says where the value stands.
+pub(crate) struct ValueReader<'a> {
+    pub facts: &'a StringValues,
+    /// The arguments' node (with `x-regex-key-value`).
+    pub arguments: &'a Node,
+    /// The call's raw text so far.
+    pub raw: &'a str,
+    /// Where the arguments' text starts in `raw`, and where the open parameter's text starts.
+    pub start: usize,
+    pub at: usize,
+}
+
+impl ValueReader<'_> {
+    /// Where the value's text that is surely final ends: before a closer that has arrived (then
+    /// the parameter is whole, and is read with the others), or before a tail that may still
+    /// become the closer, less the line breaks before it.
+    fn final_end(&self, from: usize) -> Option<usize> {
+        let (raw, closer) = (self.raw, self.facts.closer.as_str());
+        // A closer ending after `from` (the parameter's own: the one before it ends at `at`).
+        let window = from.saturating_sub(closer.len() - 1).max(self.at);
+        let window = (window..=from).find(|&i| raw.is_char_boundary(i))?;
+        if raw.get(window..)?.contains(closer) {
+            return None;
+        }
+        let held = (1..closer.len())
+            .rev()
+            .filter(|&k| closer.is_char_boundary(k))
+            .find(|&k| raw.ends_with(&closer[..k]))
+            .unwrap_or(0);
+        let mut end = raw.len() - held;
+        while end > from && matches!(raw.as_bytes()[end - 1], b'\r' | b'\n') {
+            end -= 1;
+        }
+        Some(end)
+    }
+
+    /// Decides an undecided value: `text` is the arguments' text of the parameters before it
+    /// (`{"a":1` or empty), `keys` their keys.
+    pub(crate) fn decide(&self, text: &mut String, keys: &[String]) -> OpenValue {
+        let Some(tail) = self.raw.get(self.at..) else {
+            return OpenValue::NotString;
+        };
+        if tail.len() > UNDECIDED_LIMIT {
+            return OpenValue::NotString;
+        }
+        let Some(end) = self.final_end(self.at) else {
+            return OpenValue::Undecided;
+        };
+        let Some(written) = self.raw.get(self.at..end) else {
+            return OpenValue::NotString;
+        };
+        let probe = format!("{written}{}", self.facts.closer);
+        let Some(key_value) = &self.arguments.key_value else {
+            return OpenValue::NotString;
+        };
+        let regex = &key_value.regex;
+        let Ok(Some(found)) = regex.search(&probe) else {
+            return OpenValue::Undecided;
+        };
+        let (Some(key_group), Some(value_group)) =
+            (regex.group_index("key"), regex.group_index("value"))
+        else {
+            return OpenValue::NotString;
+        };
+        let (Some((_, key_end)), Some((value_start, value_end))) =
+            (found.span(key_group), found.span(value_group))
+        else {
+            return OpenValue::Undecided;
+        };
+        // The match must be this parameter's (nothing before it could start one), reach the
+        // probe's closer, and have the value run to the end of the written text.
+        if found.end() != probe.len()
+            || written[..found.start()].contains(self.facts.opener)
+            || value_end != written.len()
+            || key_end > value_start
+        {
+            return OpenValue::Undecided;
+        }
+        let value = &written[value_start..];
+        let Some(first) = value
+            .chars()
+            .find(|c| !matches!(c, ' ' | '\t' | '\n' | '\r'))
+        else {
+            return OpenValue::Undecided;
+        };
+        if self.facts.not_string_starts.contains(first) {
+            return OpenValue::NotString;
+        }
+        // The schema's own reading of the parameters with this one closed now.
+        let Some(before) = self.raw.get(self.start..self.at) else {
+            return OpenValue::NotString;
+        };
+        let params = format!("{before}{probe}");
+        let parsed = parse_node(
+            self.arguments,
+            Content::borrowed(&params),
+            &mut Walk::strict(),
+        );
+        let Ok(Value::Object(object)) = parsed else {
+            return OpenValue::NotString;
+        };
+        let Some((key, Value::String(converted))) = object.iter().last() else {
+            return OpenValue::NotString;
+        };
+        if object.len() != keys.len() + 1 || keys.contains(key) || converted.as_str() != value {
+            return OpenValue::NotString;
+        }
+        text.push_str(if text.is_empty() { "{" } else { "," });
+        text.push_str(&Value::String(key.clone()).to_string());
+        text.push(':');
+        push_escaped(text, "\"", value);
+        OpenValue::Streaming { sent_to: end }
+    }
+
+    /// A streaming value: appends what arrived since `sent_to` and is surely final.
+    pub(crate) fn extend(&self, text: &mut String, sent_to: usize) -> OpenValue {
+        let Some(end) = self.final_end(sent_to) else {
+            return OpenValue::Streaming { sent_to };
+        };
+        if end <= sent_to {
+            return OpenValue::Streaming { sent_to };
+        }
+        match self.raw.get(sent_to..end) {
+            Some(more) => {
+                push_escaped(text, "", more);
+                OpenValue::Streaming { sent_to: end }
+            }
+            None => OpenValue::Streaming { sent_to },
+        }
+    }
+}
+
+/// Appends `lead` and `s` as a JSON string's inside (escaped as the message's compact JSON
+/// writes it: escaping is per character, so pieces escape to pieces of the whole).
+fn push_escaped(text: &mut String, lead: &str, s: &str) {
+    let quoted = Value::String(s.to_owned()).to_string();
+    text.push_str(lead);
+    text.push_str(&quoted[1..quoted.len() - 1]);
+}
