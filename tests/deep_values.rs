@@ -4,7 +4,9 @@
 //! (the std/tokio default) in debug builds, where frames are several times larger. Nesting must be
 //! an error or a value, never an abort.
 
-use chatparse::runtime::openai::{to_message, CounterIds, DeltaStream, Options};
+mod support;
+
+use chatparse::runtime::openai::{to_message, CounterIds, Options};
 use chatparse::runtime::py::json::MAX_DEPTH;
 use chatparse::runtime::Spec;
 use chatparse::{shipped, Value};
@@ -170,14 +172,7 @@ fn streams_at_the_depth_limit() {
                 let message = stream.finish_with(&mut |_| {}).unwrap();
                 exercise(message, name, depth);
 
-                let mut deltas = DeltaStream::from_spec(
-                    &spec,
-                    None,
-                    None,
-                    Options::default(),
-                    Box::new(CounterIds::default()),
-                )
-                .unwrap();
+                let mut deltas = support::counter_deltas(&spec);
                 let mut chunks = Vec::new();
                 for chunk in output.as_bytes().chunks(97) {
                     chunks.extend(deltas.feed(std::str::from_utf8(chunk).unwrap()).unwrap());

@@ -5,9 +5,7 @@
 
 mod support;
 
-use chatparse::runtime::openai::{
-    parse_with_checks, CounterIds, Delta, DeltaStream, Options, ToolChecks,
-};
+use chatparse::runtime::openai::{parse_with_checks, CounterIds, Delta, Options, ToolChecks};
 use chatparse::{json, Value};
 
 const TWO_CALLS: &str = "Sure.<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call><|im_end|>";
@@ -21,15 +19,7 @@ fn offered(names: &[&str]) -> Vec<Value> {
 
 fn run(checks: ToolChecks, chunk: usize) -> (Vec<String>, Result<Value, String>) {
     let spec = chatparse::shipped::spec("hermes").unwrap().unwrap();
-    let mut stream = DeltaStream::from_spec(
-        &spec,
-        None,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap()
-    .with_tool_checks(checks);
+    let mut stream = support::counter_deltas(&spec).with_tool_checks(checks);
     let mut names = Vec::new();
     let mut record = |d: Delta<'_>| {
         if let Delta::CallStart { name, .. } = d {

@@ -6,8 +6,7 @@
 
 mod support;
 
-use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
-use support::repo_root;
+use support::{counter_deltas, repo_root};
 
 /// A console example: the shipped name, the pieces written, the lines printed.
 struct Example {
@@ -91,14 +90,7 @@ fn readme_chunk_streams_are_what_the_adapter_sends() {
     );
     for example in &examples {
         let spec = chatparse::shipped::spec(&example.schema).unwrap().unwrap();
-        let mut stream = DeltaStream::from_spec(
-            &spec,
-            None,
-            None,
-            Options::default(),
-            Box::new(CounterIds::default()),
-        )
-        .unwrap();
+        let mut stream = counter_deltas(&spec);
         let mut chunks = Vec::new();
         for piece in &example.pieces {
             chunks.extend(stream.feed(piece).unwrap());

@@ -296,3 +296,19 @@ pub fn random_cuts(s: &str, rng: &mut Rng) -> Vec<usize> {
     }
     cuts
 }
+
+/// An OpenAI delta stream over `spec` with the default options, no prompt or tools, and ids
+/// `call_0`, `call_1`, … (deterministic, for expectations).
+pub fn counter_deltas(
+    spec: &chatparse::runtime::Spec,
+) -> chatparse::runtime::openai::DeltaStream<'_> {
+    use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
+    DeltaStream::from_spec(
+        spec,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .expect("a shipped spec streams")
+}
