@@ -5,7 +5,11 @@
 //! Three call shapes are read this way, recognised from the schema of the calls' items:
 //!
 //! * **JSON object** (`hermes`, `qwen3`, `smollm3`, `ernie4_5`): the call is
-//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`.
+//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`. The items of a JSON list
+//!   of calls (`firefunction_v2`, `granite3_3`, `nemotron_nano_v2`), which the stream profile
+//!   sends one region per item, are read the same way, unless the template writes each call's
+//!   id after its arguments (`apriel`, `mistral_nemo`, `mistral_small_3_1`: those calls go out
+//!   whole when their object closes, with the model's id).
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
 //!   `gpt_oss`): a header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
@@ -37,7 +41,7 @@
 use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
 
 use crate::py;
-use crate::schema::interp::{parse_node, Walk};
+use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::{Items, Node, ParserKind, Schema};
 use crate::stream::region_shape;
 use crate::support::Content;
@@ -115,6 +119,40 @@ impl CallShape {
             kind,
             streams_arguments,
             parameter_end,
+        })
+    }
+
+    /// The shape of `spec`'s calls: for an x-regex schema whose stream profile sends a JSON
+    /// list's items one by one ([`ListProfile`](crate::schema::stream::ListProfile)), the JSON
+    /// object shape when the items carry no id of their own; otherwise [`CallShape::of`] its
+    /// schema.
+    pub(crate) fn of_spec(spec: &crate::Spec) -> Option<Self> {
+        let schema = spec.schema()?;
+        let calls = spec.stream_profile().and_then(|p| p.tool_calls.as_ref());
+        let Some((field, list)) = calls.and_then(|c| Some((&c.field, c.list.as_ref()?))) else {
+            return Self::of(schema);
+        };
+        if list.ids_after_arguments {
+            return None;
+        }
+        let node = schema.root().property(field)?;
+        // The list's items read as calls, and an `id` the model writes does not become the
+        // call's id (where the schema makes it one, Mistral's, the start must wait for it; an
+        // `id` passed through into the function object is an extra key, as in Hermes' calls).
+        let probe = r#"[{"name": "probe_name", "arguments": {"probe": [1]}, "id": "probe_id"}]"#;
+        let parsed = after_regex(node, Content::borrowed(probe), &mut Walk::strict()).ok()?;
+        let first = parsed.as_array()?.first()?;
+        let call = call_parts(first)?;
+        let reads = call.name == "probe_name"
+            && first.get("id").is_none()
+            && py::identical(&call.arguments, &crate::json!({"probe": [1]}));
+        reads.then(|| CallShape {
+            schema: schema.clone(),
+            field: field.clone(),
+            opener_len: 0,
+            kind: ShapeKind::JsonObject,
+            streams_arguments: true,
+            parameter_end: String::new(),
         })
     }
 

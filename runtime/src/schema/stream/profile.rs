@@ -98,6 +98,30 @@ pub struct CallsProfile {
     /// ends at one of them, each call whose iterator match is closed by a literal closer is
     /// final and streams as it closes.
     pub open: Vec<String>,
+    /// Content closers after which, with only white space between, an opener still opens the
+    /// calls (`[END FINAL RESPONSE]`: Apriel's root pattern reads
+    /// `…(?:\[END FINAL RESPONSE\]\s*)?(?:(?P<tool_calls><tool_calls>…`).
+    pub after: Vec<String>,
+    /// Set when the calls are one JSON list (or a lone object) read whole by the field's
+    /// `x-parser: json`, rather than `x-regex-iterator` matches: each item streams as its object
+    /// closes.
+    pub list: Option<ListProfile>,
+}
+
+/// The JSON list of a [`CallsProfile`]: `"list": {"cut": […], "ids_after_arguments": true}`.
+///
+/// The list's JSON text starts right after the opener; an opener that ends in `[`
+/// (`functools[`) has opened the list itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListProfile {
+    /// Literals where the field's own `x-regex` cuts the list's text wherever they stand, even
+    /// inside a JSON string (`</tool_calls>` for `^<tool_calls>(.*?)(?:</tool_calls>.*)?$`): an
+    /// item counts only if it closes before the first of them.
+    pub cut: Vec<String>,
+    /// The chat template writes a call's `id` after its `arguments` (Mistral's
+    /// `{"name", "arguments", "id"}`): a call can only be sent once its object has closed, so
+    /// adapters do not start it early.
+    pub ids_after_arguments: bool,
 }
 
 /// A stream profile (see the module documentation).
@@ -252,7 +276,8 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 2] = ["field", "open"];
+const CALLS_KEYS: [&str; 4] = ["field", "open", "after", "list"];
+const LIST_KEYS: [&str; 2] = ["cut", "ids_after_arguments"];
 
 fn load_calls(
     value: &Value,
@@ -262,7 +287,31 @@ fn load_calls(
 ) -> Option<CallsProfile> {
     let object = object_with_keys(value, "/tool_calls", &CALLS_KEYS, diags)?;
     let field = field_name(object.get("field"), "/tool_calls/field", fields, diags)?;
-    if let Some(node) = schema.root().property(&field) {
+    let list = match object.get("list") {
+        None => None,
+        Some(value) => {
+            let list = object_with_keys(value, "/tool_calls/list", &LIST_KEYS, diags)?;
+            Some(ListProfile {
+                cut: list
+                    .get("cut")
+                    .map_or_else(Vec::new, |v| literals(v, "/tool_calls/list/cut", diags)),
+                ids_after_arguments: flag(
+                    list.get("ids_after_arguments"),
+                    "/tool_calls/list/ids_after_arguments",
+                    diags,
+                ),
+            })
+        }
+    };
+    if let (Some(node), Some(_)) = (schema.root().property(&field), &list) {
+        if let Err(why) = super::list::ListScan::check(node) {
+            diags.error(
+                "/tool_calls/list",
+                format!("the calls of \"{field}\" cannot stream as a JSON list: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if let Some(node) = schema.root().property(&field) {
         if let Err(why) = super::profiled::CallScan::check(node) {
             diags.error(
                 "/tool_calls/field",
@@ -281,7 +330,15 @@ fn load_calls(
             "list the literals the calls' part of the output starts with, e.g. [\"<tool_call>\"]",
         );
     }
-    Some(CallsProfile { field, open })
+    let after = object
+        .get("after")
+        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/after", diags));
+    Some(CallsProfile {
+        field,
+        open,
+        after,
+        list,
+    })
 }
 
 const REASONING_KEYS: [&str; 6] = [

@@ -1,0 +1,273 @@
+//! Tool calls written as one JSON list (`functools[…]`, `[TOOL_CALLS][…]`,
+//! `<tool_calls>[…]</tool_calls>`, `<|tool_call|>[…]`, `<TOOLCALL>[…]</TOOLCALL>`): the calls
+//! field's text is a JSON list (or a lone object) that the field's `x-parser: json` reads whole,
+//! and a transform that projects over the list's items makes each item a call. [`ListScan`]
+//! finds the items one by one as the list is written, so each call can be sent when its object
+//! closes instead of with the final message.
+//!
+//! Why an item that has closed is final: the one-shot parse either fails (strict: the stream
+//! fails with the same error, so nothing sent is ever contradicted by a message) or decodes the
+//! field's text as JSON; valid JSON's top-level items are exactly what a scan of brackets outside
+//! strings finds, and a JSON value decodes the same wherever it stands. The transform is checked
+//! to map a list to the concatenation of what it maps each item to (a projection over the items,
+//! as every shipped list schema's `[@][].{…}` is), and the item is run through the field's own
+//! parser, transform and `items` schema, so the call sent is the final message's call. Where the
+//! field's text may be cut before the list ends (`</tool_calls>`: the field's `x-regex` stops at
+//! it, even inside a string), an item counts only if it closes before the first such literal.
+//! Anything else — an item that is not an object, text where the list expects `,` or `]`, an
+//! item the field's schema refuses on its own — stops the scan: the rest arrives with the final
+//! message, which the one-shot parse decides.
+
+use memchr::memmem;
+
+use crate::schema::interp::{after_regex, Walk};
+use crate::schema::{Items, Node, NodeType, ParserKind};
+use crate::support::Content;
+use crate::value::Value;
+
+/// Where the scan of the list stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Before the JSON text's first character.
+    BeforeJson,
+    /// Inside the list, before an item.
+    BeforeItem,
+    /// Inside an item that starts at `start` (`lone`: the JSON text is this one object).
+    InItem { start: usize, lone: bool },
+    /// After an item, before its `,` or the list's `]`.
+    AfterItem,
+    /// Nothing more is read: the final message brings the rest.
+    Done,
+}
+
+/// What the scan found next.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ListStep {
+    /// An item closed, `start..end`: its call, as the final message has it.
+    Call {
+        start: usize,
+        end: usize,
+        value: Value,
+    },
+    /// An item is open from `start`; the text up to `known` is its own.
+    Open { start: usize, known: usize },
+    /// No item is open; more text is needed.
+    Wait,
+    /// The scan stopped (see [`Stage::Done`]).
+    Done,
+}
+
+/// The incremental scan of a JSON list of calls (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct ListScan<'p> {
+    /// The calls field.
+    pub(crate) field: &'p str,
+    node: &'p Node,
+    /// Literals where the field's text may be cut (see the module documentation).
+    cut: &'p [String],
+    stage: Stage,
+    /// How far the text has been scanned.
+    at: usize,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// Where the first cut literal is, once found, and where the search for one resumes.
+    cut_at: Option<usize>,
+    cut_searched: usize,
+}
+
+impl<'p> ListScan<'p> {
+    /// A scan of `node`'s calls (checked by [`ListScan::check`]).
+    pub(crate) fn new(field: &'p str, node: &'p Node, cut: &'p [String]) -> Result<Self, String> {
+        Self::check(node)?;
+        Ok(ListScan {
+            field,
+            node,
+            cut,
+            stage: Stage::Done,
+            at: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            cut_at: None,
+            cut_searched: 0,
+        })
+    }
+
+    /// Whether `node`'s calls can be read item by item, or why not: an array whose text is read
+    /// by `x-parser: json` (no iterator, no substitutions rewriting the text) and whose transform
+    /// maps a list of two calls to what it maps each to, concatenated.
+    pub(crate) fn check(node: &Node) -> Result<(), String> {
+        let read_as_list = node.node_type == NodeType::Array
+            && node.iterator.is_none()
+            && node.key_value.is_none()
+            && node.substitutions.is_empty()
+            && matches!(node.items, Items::Each(_))
+            && matches!(&node.parser, Some(p) if p.kind == ParserKind::Json && !p.allow_non_json);
+        if !read_as_list {
+            return Err(
+                "only an array read whole by `x-parser: json` (no iterator, key-value \
+                        pattern or substitutions) streams as a JSON list"
+                    .into(),
+            );
+        }
+        let a = r#"{"name": "probe_a", "arguments": {}, "id": "probeid01"}"#;
+        let b = r#"{"name": "probe_b", "arguments": {"x": [1]}}"#;
+        let each = |text: &str| match parse_items(node, text) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        };
+        let (Some(both), Some(first), Some(second)) = (
+            each(&format!("[{a}, {b}]")),
+            each(&format!("[{a}]")),
+            each(&format!("[{b}]")),
+        ) else {
+            return Err("its parser does not read a list of calls".into());
+        };
+        let joined: Vec<Value> = first.into_iter().chain(second).collect();
+        let same = both.len() == 2
+            && joined.len() == 2
+            && both
+                .iter()
+                .zip(&joined)
+                .all(|(x, y)| crate::py::identical(x, y));
+        if !same {
+            return Err("its transform does not map each item of the list to one call".into());
+        }
+        Ok(())
+    }
+
+    /// Starts reading the JSON text at `at` (after the calls' opener).
+    pub(crate) fn start(&mut self, at: usize) {
+        self.stage = Stage::BeforeJson;
+        self.at = at;
+        self.cut_searched = at;
+    }
+
+    /// Reads `text[..limit]` on from where the last read stopped.
+    pub(crate) fn next(&mut self, text: &str, limit: usize) -> ListStep {
+        let limit = limit.min(self.cut_limit(text));
+        let bytes = text.as_bytes();
+        while self.at < limit {
+            let b = bytes[self.at];
+            let i = self.at;
+            self.at += 1;
+            match self.stage {
+                Stage::Done => return ListStep::Done,
+                Stage::BeforeJson => match b {
+                    b' ' | b'\t' | b'\n' | b'\r' => {}
+                    b'[' => self.stage = Stage::BeforeItem,
+                    b'{' => self.open_item(i, true),
+                    _ => self.stage = Stage::Done,
+                },
+                Stage::BeforeItem => match b {
+                    b' ' | b'\t' | b'\n' | b'\r' => {}
+                    b'{' => self.open_item(i, false),
+                    // `[]`, or what this scan does not read as a call (`null`, a nested list):
+                    // the final message says what it is.
+                    _ => self.stage = Stage::Done,
+                },
+                Stage::AfterItem => match b {
+                    b' ' | b'\t' | b'\n' | b'\r' => {}
+                    b',' => self.stage = Stage::BeforeItem,
+                    _ => self.stage = Stage::Done,
+                },
+                Stage::InItem { start, lone } => {
+                    if !self.item_byte(b) {
+                        continue;
+                    }
+                    let end = i + 1;
+                    self.stage = if lone { Stage::Done } else { Stage::AfterItem };
+                    let value = parse_items(self.node, &format!("[{}]", &text[start..end]));
+                    return match value {
+                        Some(Value::Array(mut items)) if items.len() == 1 => ListStep::Call {
+                            start,
+                            end,
+                            value: items.remove(0),
+                        },
+                        _ => {
+                            self.stage = Stage::Done;
+                            ListStep::Done
+                        }
+                    };
+                }
+            }
+        }
+        match self.stage {
+            Stage::Done => ListStep::Done,
+            Stage::InItem { start, .. } => ListStep::Open {
+                start,
+                known: limit.max(start),
+            },
+            _ => ListStep::Wait,
+        }
+    }
+
+    fn open_item(&mut self, start: usize, lone: bool) {
+        self.stage = Stage::InItem { start, lone };
+        self.depth = 1;
+        self.in_string = false;
+        self.escaped = false;
+    }
+
+    /// One byte of an open item's JSON; whether the item closed with it.
+    fn item_byte(&mut self, b: u8) -> bool {
+        if self.in_string {
+            match b {
+                _ if self.escaped => self.escaped = false,
+                b'\\' => self.escaped = true,
+                b'"' => self.in_string = false,
+                _ => {}
+            }
+            return false;
+        }
+        match b {
+            b'"' => self.in_string = true,
+            b'{' | b'[' => self.depth += 1,
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                return self.depth == 0;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    /// How far the field's text is known not to be cut: before the first cut literal, and before
+    /// a possible start of one at the end of the text.
+    fn cut_limit(&mut self, text: &str) -> usize {
+        if let Some(at) = self.cut_at {
+            return at;
+        }
+        let longest = self.cut.iter().map(String::len).max().unwrap_or(0);
+        if longest == 0 {
+            return text.len();
+        }
+        let bytes = text.as_bytes();
+        let from = self.cut_searched.min(bytes.len());
+        let found = self
+            .cut
+            .iter()
+            .filter_map(|c| memmem::find(&bytes[from..], c.as_bytes()).map(|i| from + i))
+            .min();
+        if let Some(at) = found {
+            self.cut_at = Some(at);
+            return at;
+        }
+        self.cut_searched = bytes.len().saturating_sub(longest - 1).max(from);
+        let partial = (self.cut_searched..bytes.len())
+            .find(|&p| {
+                self.cut
+                    .iter()
+                    .any(|c| c.len() > bytes.len() - p && c.as_bytes().starts_with(&bytes[p..]))
+            })
+            .unwrap_or(bytes.len());
+        partial
+    }
+}
+
+/// The calls `node`'s parser, transform and `items` make of the JSON list `text` (its regex
+/// stages skipped: `text` is what they would give).
+fn parse_items(node: &Node, text: &str) -> Option<Value> {
+    after_regex(node, Content::borrowed(text), &mut Walk::strict()).ok()
+}
