@@ -377,24 +377,51 @@ const LIST_FAMILIES: &[(&str, &[&str], bool)] = &[
     ("mistral_nemo", &["[TOOL_CALLS]"], true),
     ("mistral_small_3_1", &["[TOOL_CALLS]"], true),
     ("nemotron_nano_v2", &["<TOOLCALL>"], false),
+    ("phi4_mini", &["<|tool_call|>", "functools"], true),
 ];
 
 /// One item of a JSON call list: its start, its end, and where its arguments' value starts.
 type Item = (usize, usize, usize);
 
+/// Phi-4-mini's blocks (`<|tool_call|>{…}<|/tool_call|>`): its schema's substitutions join them
+/// into one list.
+const PHI4_CLOSE: &str = "<|/tool_call|>";
+
 /// The items of the JSON call list after the first of `openers` in `input`, read with serde_json
-/// (a JSON reader of its own), and where the list (or the lone call object) ends.
+/// (a JSON reader of its own), and where the list (or the lone call object) ends; for
+/// `phi4_mini`, of every block its substitutions join.
 fn list_items(input: &str, openers: &[&str]) -> Option<(Vec<Item>, usize)> {
-    let (at, opener) = openers
+    let (mut at, mut opener) = openers
         .iter()
         .filter_map(|o| input.find(o).map(|i| (i, *o)))
         .min()?;
-    let ws = |mut i: usize| {
-        while input[i..].starts_with([' ', '\t', '\n', '\r']) {
-            i += 1;
+    let mut items = Vec::new();
+    loop {
+        let (more, end) = value_items(input, ws(input, at + opener.len()))?;
+        items.extend(more);
+        if !openers.contains(&"functools") {
+            return Some((items, end));
         }
-        i
-    };
+        let Some(after) = input[ws(input, end)..].strip_prefix(PHI4_CLOSE) else {
+            return Some((items, end));
+        };
+        let next = after.trim_start();
+        let Some(o) = openers.iter().find(|o| next.starts_with(**o)) else {
+            return Some((items, end));
+        };
+        (at, opener) = (input.len() - next.len(), *o);
+    }
+}
+
+fn ws(input: &str, mut i: usize) -> usize {
+    while input[i..].starts_with([' ', '\t', '\n', '\r']) {
+        i += 1;
+    }
+    i
+}
+
+/// The call items of the JSON value at `i` (an object, or a list of them), and its end.
+fn value_items(input: &str, mut i: usize) -> Option<(Vec<Item>, usize)> {
     let value_end = |i: usize| {
         let mut values =
             serde_json::Deserializer::from_str(&input[i..]).into_iter::<serde_json::Value>();
@@ -406,24 +433,23 @@ fn list_items(input: &str, openers: &[&str]) -> Option<(Vec<Item>, usize)> {
         let key = input[start..end]
             .find("\"arguments\"")
             .map(|i| i + start + 11);
-        Some(key.map_or(end - 1, |key| ws(ws(key) + 1)))
+        key.map_or(end - 1, |key| ws(input, ws(input, key) + 1))
     };
-    let mut i = ws(at + opener.len());
     if input[i..].starts_with('{') {
         let end = value_end(i)?;
-        return Some((vec![(i, end, arguments_at(i, end)?)], end));
+        return Some((vec![(i, end, arguments_at(i, end))], end));
     }
     if !input[i..].starts_with('[') {
         return None;
     }
     let mut items = Vec::new();
-    i = ws(i + 1);
+    i = ws(input, i + 1);
     loop {
         let end = value_end(i)?;
-        items.push((i, end, arguments_at(i, end)?));
-        i = ws(end);
+        items.push((i, end, arguments_at(i, end)));
+        i = ws(input, end);
         match input[i..].chars().next()? {
-            ',' => i = ws(i + 1),
+            ',' => i = ws(input, i + 1),
             ']' => return Some((items, i + 1)),
             _ => return None,
         }
@@ -601,4 +627,188 @@ fn json_list_calls_leave_as_the_list_is_written() {
     let families: Vec<&str> = LIST_FAMILIES.iter().map(|(f, _, _)| *f).collect();
     assert_eq!(covered, families, "every family has a case with calls");
     assert!(checked > 2_000, "{checked} chunkings");
+}
+
+/// JSON lists on adversarial outputs: soups of each family's openers, closers, end tokens,
+/// call items (good ones, ones with an id after the arguments, ones holding a closer inside a
+/// string, a lone `null`, a duplicate name) and text, fed in random chunks. The deltas always
+/// rebuild the one-feed message (`openai::parse`), and against the schema's own one-shot parse
+/// (the reference's behaviour, see the conformance suite) the stream fails exactly when the
+/// parse fails and otherwise has its calls (names and argument values). The one exception is
+/// the documented one: a call object that writes its name or arguments again after its
+/// arguments fails a stream that started it early (`StreamedCallChanged`).
+#[test]
+fn json_list_soups_stream_to_the_one_shot_parse() {
+    use chatparse::ParseErrorKind;
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 1000;
+    let mut rng = Rng::new(1616);
+    let items = [
+        r#"{"name": "f", "arguments": {"a": 1}}"#,
+        r#"{"name": "g", "arguments": {"s": "x]}"}, "id": "a1b2c3d4e"}"#,
+        r#"{"arguments": {}, "name": "h"}"#,
+        r#"{"name": "k", "arguments": {"s": "</tool_calls>"}}"#,
+        r#"{"name": "k", "arguments": {"s": "a<|/tool_call|> <|tool_call|>b"}}"#,
+        r#"{"name": "k", "arguments": {"s": "</TOOLCALL>"}}"#,
+        r#"{"name": "d", "arguments": {}, "name": "e"}"#,
+        "null",
+    ];
+    let glue = [
+        "[",
+        "]",
+        ", ",
+        " ",
+        "\n",
+        "Sure. ",
+        "</think>\n\n",
+        "[BEGIN FINAL RESPONSE]\n",
+        "[END FINAL RESPONSE]\n",
+        "</tool_calls>",
+        "</TOOLCALL>",
+        "<|/tool_call|>",
+        "</tool_call>",
+        "<|end|>",
+        "</s>",
+        "<|eot_id|>",
+        "<|end_of_text|>",
+        "<SPECIAL_12>",
+        "{\"name\": \"f",
+    ];
+    let mut checked = 0;
+    let mut streamed_calls = 0;
+    for &(family, openers, _) in LIST_FAMILIES {
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        let schema = spec.schema().unwrap();
+        let opener = |rng: &mut Rng| match openers[rng.below(openers.len())] {
+            "functools" => "functools[",
+            o => o,
+        };
+        for _ in 0..SOUPS {
+            let mut input = String::new();
+            if rng.below(2) == 0 {
+                input.push_str(
+                    [
+                        "Hi. ",
+                        "</think>\n\n",
+                        "Here are my reasoning steps:\nok\n[BEGIN FINAL RESPONSE]\n",
+                    ][rng.below(3)],
+                );
+            }
+            if rng.below(2) == 0 {
+                // A list as the template writes it, then maybe one more piece.
+                let calls: Vec<&str> = (0..1 + rng.below(3)).map(|_| items[rng.below(6)]).collect();
+                match family {
+                    "phi4_mini" => {
+                        for call in calls {
+                            input.push_str(&format!("<|tool_call|>{call}<|/tool_call|>"));
+                        }
+                    }
+                    _ => {
+                        input.push_str(opener(&mut rng).trim_end_matches('['));
+                        input.push_str(&format!("[{}]", calls.join(", ")));
+                        input.push_str(match family {
+                            "apriel" => "</tool_calls>",
+                            "nemotron_nano_v2" => "</TOOLCALL>",
+                            _ => "",
+                        });
+                    }
+                }
+                if rng.below(2) == 0 {
+                    input.push_str(glue[rng.below(glue.len())]);
+                }
+            } else {
+                // A soup after an opener.
+                input.push_str(opener(&mut rng));
+                for _ in 0..1 + rng.below(7) {
+                    match rng.below(4) {
+                        0 | 1 => input.push_str(items[rng.below(items.len())]),
+                        2 => input.push_str(glue[rng.below(glue.len())]),
+                        _ => input.push_str(if rng.below(3) == 0 {
+                            opener(&mut rng)
+                        } else {
+                            ", "
+                        }),
+                    }
+                }
+            }
+            let one_feed = openai::parse(
+                &spec,
+                &input,
+                None,
+                None,
+                Options::default(),
+                Box::new(CounterIds::default()),
+            );
+            let reference = schema.parse(&input);
+            let cuts = random_cuts(&input, &mut rng);
+            let mut stream = DeltaStream::from_spec(
+                &spec,
+                None,
+                None,
+                Options::default(),
+                Box::new(CounterIds::default()),
+            )
+            .unwrap();
+            let mut from = 0;
+            let mut early = 0;
+            let mut fed = Ok(());
+            for &cut in &cuts {
+                let last = cut == input.len();
+                fed = stream.feed_with(&input[from..cut], &mut |d| {
+                    early += usize::from(!last && matches!(d, Delta::CallStart { .. }));
+                });
+                if fed.is_err() {
+                    break;
+                }
+                from = cut;
+            }
+            let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+            let what = format!("{family}: {input:?} cut at {cuts:?}");
+            match (&streamed, &one_feed) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{what}: streamed {streamed:?}, one feed {one_feed:?}"),
+            }
+            match (&streamed, &reference) {
+                (Ok(message), Ok(parsed)) => {
+                    let calls = |v: &Value| -> Vec<(String, Value)> {
+                        v.get("tool_calls")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .map(|c| {
+                                let f = &c["function"];
+                                let arguments = match &f["arguments"] {
+                                    Value::String(s) => chatparse::value::from_str(s).unwrap(),
+                                    Value::Null => chatparse::json!({}),
+                                    other => other.clone(),
+                                };
+                                (f["name"].as_str().unwrap_or("").to_owned(), arguments)
+                            })
+                            .collect()
+                    };
+                    let (got, want) = (calls(message), calls(parsed));
+                    assert!(
+                        got.len() == want.len()
+                            && got.iter().zip(&want).all(|(a, b)| a.0 == b.0
+                                && chatparse::runtime::py::identical(&a.1, &b.1)),
+                        "{what}: streamed {got:?}, parsed {want:?}"
+                    );
+                    streamed_calls += early;
+                }
+                (Err(_), Err(_)) => {}
+                (Err(e), Ok(_)) if matches!(e.kind, ParseErrorKind::StreamedCallChanged(_)) => {
+                    assert!(input.contains(items[6]), "{what}: {e}");
+                }
+                _ => panic!("{what}: streamed {streamed:?}, parsed {reference:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, SOUPS * LIST_FAMILIES.len());
+    eprintln!("{streamed_calls} calls started before the last chunk");
+    assert!(
+        streamed_calls > 200,
+        "{streamed_calls} calls started before the last chunk"
+    );
 }

@@ -370,6 +370,7 @@ fn streamed_equals_one_shot_on_marker_soups() {
                 "null",
                 "</tool_calls>",
                 "</TOOLCALL>",
+                "<|/tool_call|>",
             ]
             .map(str::to_owned),
         );
@@ -392,6 +393,8 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {\"a\": 1}, \"id\": \"a1b2c3d4e\"}, {\"name\": \"g\", \"arguments\": {}, \"id\": \"f5g6h7i8j\"}]",
             "[TOOL_CALLS]{\"name\": \"f\", \"arguments\": {}}",
             "<TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"a\": \"x\"}}, {\"name\": \"g\", \"arguments\": {}}]</TOOLCALL>",
+            "<|tool_call|>{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|/tool_call|>\n<|tool_call|>[{\"name\": \"g\", \"arguments\": {}}, {\"name\": \"h\", \"arguments\": {\"s\": \"<|/tool_call|><|tool_call|>\"}}]<|/tool_call|>",
+            "<|tool_call|>{\"name\": \"f\", \"arguments\": {}}<|/tool_call|>",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
         let opens: Vec<&String> = opens.collect();

@@ -9,7 +9,8 @@
 //!   of calls (`firefunction_v2`, `granite3_3`, `nemotron_nano_v2`), which the stream profile
 //!   sends one region per item, are read the same way, unless the template writes each call's
 //!   id after its arguments (`apriel`, `mistral_nemo`, `mistral_small_3_1`: those calls go out
-//!   whole when their object closes, with the model's id).
+//!   whole when their object closes, with the model's id) or substitutions join the list
+//!   (`phi4_mini`).
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
 //!   `gpt_oss`): a header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
@@ -132,10 +133,12 @@ impl CallShape {
         let Some((field, list)) = calls.and_then(|c| Some((&c.field, c.list.as_ref()?))) else {
             return Self::of(schema);
         };
-        if list.ids_after_arguments {
+        let node = schema.root().property(field)?;
+        // Where substitutions join the list's blocks (phi4_mini), an item's raw text may not be
+        // what they make of it: such calls also go out whole when they close.
+        if list.ids_after_arguments || !node.substitutions.is_empty() {
             return None;
         }
-        let node = schema.root().property(field)?;
         // The list's items read as calls, and an `id` the model writes does not become the
         // call's id (where the schema makes it one, Mistral's, the start must wait for it; an
         // `id` passed through into the function object is an extra key, as in Hermes' calls).

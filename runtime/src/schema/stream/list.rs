@@ -17,9 +17,18 @@
 //! Anything else — an item that is not an object, text where the list expects `,` or `]`, an
 //! item the field's schema refuses on its own — stops the scan: the rest arrives with the final
 //! message, which the one-shot parse decides.
+//!
+//! Blocks (`phi4_mini`): the field's substitutions turn `<|tool_call|>V1<|/tool_call|>` +
+//! white space + `<|tool_call|>V2…` into `[V1,V2…]`, and the transform's `[]` flattens a block
+//! whose value is a list. The scan follows the blocks as the substitutions join them (a closer,
+//! white space, the next opener) and reads each block's value, an object or a list of them. The
+//! substitutions rewrite a closer followed by an opener even inside a JSON string, so an item
+//! holding a closer is left to the final message, and the text of an open item is known only up
+//! to where a closer may begin.
 
 use memchr::memmem;
 
+use super::profile::{ListBlocks, ListProfile};
 use crate::schema::interp::{after_regex, Walk};
 use crate::schema::{Items, Node, NodeType, ParserKind};
 use crate::support::Content;
@@ -28,14 +37,21 @@ use crate::value::Value;
 /// Where the scan of the list stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Before the JSON text's first character.
-    BeforeJson,
+    /// Blocks: before a block's opener.
+    Opener,
+    /// Before a JSON value: the list, a lone call object, or a block's value.
+    BeforeValue,
     /// Inside the list, before an item.
     BeforeItem,
-    /// Inside an item that starts at `start` (`lone`: the JSON text is this one object).
-    InItem { start: usize, lone: bool },
-    /// After an item, before its `,` or the list's `]`.
+    /// Inside an item that starts at `start`; `in_list`: an item of a list (else a lone object,
+    /// or a block's object).
+    InItem { start: usize, in_list: bool },
+    /// After a list's item, before its `,` or the list's `]`.
     AfterItem,
+    /// Blocks: after a block's value, before its closer.
+    AfterBlock,
+    /// Blocks: after a block's closer, before white space and the next block's opener.
+    BetweenBlocks,
     /// Nothing more is read: the final message brings the rest.
     Done,
 }
@@ -65,6 +81,7 @@ pub(crate) struct ListScan<'p> {
     node: &'p Node,
     /// Literals where the field's text may be cut (see the module documentation).
     cut: &'p [String],
+    blocks: Option<&'p ListBlocks>,
     stage: Stage,
     /// How far the text has been scanned.
     at: usize,
@@ -76,14 +93,32 @@ pub(crate) struct ListScan<'p> {
     cut_searched: usize,
 }
 
+/// Whether `text[at..limit]` starts with `literal` (`Some(true)`), may once more text arrives
+/// (`None`), or does not.
+fn literal_at(text: &[u8], at: usize, limit: usize, literal: &str) -> Option<bool> {
+    let have = &text[at..limit];
+    if have.starts_with(literal.as_bytes()) {
+        Some(true)
+    } else if literal.as_bytes().starts_with(have) {
+        None
+    } else {
+        Some(false)
+    }
+}
+
 impl<'p> ListScan<'p> {
     /// A scan of `node`'s calls (checked by [`ListScan::check`]).
-    pub(crate) fn new(field: &'p str, node: &'p Node, cut: &'p [String]) -> Result<Self, String> {
-        Self::check(node)?;
+    pub(crate) fn new(
+        field: &'p str,
+        node: &'p Node,
+        list: &'p ListProfile,
+    ) -> Result<Self, String> {
+        Self::check(node, list.blocks.is_some())?;
         Ok(ListScan {
             field,
             node,
-            cut,
+            cut: &list.cut,
+            blocks: list.blocks.as_ref(),
             stage: Stage::Done,
             at: 0,
             depth: 0,
@@ -95,19 +130,21 @@ impl<'p> ListScan<'p> {
     }
 
     /// Whether `node`'s calls can be read item by item, or why not: an array whose text is read
-    /// by `x-parser: json` (no iterator, no substitutions rewriting the text) and whose transform
-    /// maps a list of two calls to what it maps each to, concatenated.
-    pub(crate) fn check(node: &Node) -> Result<(), String> {
+    /// by `x-parser: json` (no iterator; substitutions only where the list is written as
+    /// `blocks` they join) and whose transform maps a list of two calls to what it maps each
+    /// to, concatenated.
+    pub(crate) fn check(node: &Node, blocks: bool) -> Result<(), String> {
         let read_as_list = node.node_type == NodeType::Array
             && node.iterator.is_none()
             && node.key_value.is_none()
-            && node.substitutions.is_empty()
+            && (blocks || node.substitutions.is_empty())
             && matches!(node.items, Items::Each(_))
             && matches!(&node.parser, Some(p) if p.kind == ParserKind::Json && !p.allow_non_json);
         if !read_as_list {
             return Err(
                 "only an array read whole by `x-parser: json` (no iterator, key-value \
-                        pattern or substitutions) streams as a JSON list"
+                        pattern, or substitutions but those joining blocks) streams as a JSON \
+                        list"
                     .into(),
             );
         }
@@ -137,47 +174,131 @@ impl<'p> ListScan<'p> {
         Ok(())
     }
 
-    /// Starts reading the JSON text at `at` (after the calls' opener).
-    pub(crate) fn start(&mut self, at: usize) {
-        self.stage = Stage::BeforeJson;
-        self.at = at;
-        self.cut_searched = at;
+    /// Starts reading the calls at their opener, `opener_at..opener_end`.
+    pub(crate) fn start(&mut self, opener_at: usize, opener_end: usize, opener: &str) {
+        self.at = match self.blocks {
+            Some(_) => {
+                self.stage = Stage::Opener;
+                opener_at
+            }
+            None => {
+                self.stage = Stage::BeforeValue;
+                // An opener that ends in `[` (`functools[`) has opened the list itself.
+                opener_end - usize::from(opener.ends_with('['))
+            }
+        };
+        self.cut_searched = self.at;
     }
 
     /// Reads `text[..limit]` on from where the last read stopped.
     pub(crate) fn next(&mut self, text: &str, limit: usize) -> ListStep {
         let limit = limit.min(self.cut_limit(text));
         let bytes = text.as_bytes();
+        let json_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
         while self.at < limit {
-            let b = bytes[self.at];
             let i = self.at;
-            self.at += 1;
+            let b = bytes[i];
             match self.stage {
                 Stage::Done => return ListStep::Done,
-                Stage::BeforeJson => match b {
-                    b' ' | b'\t' | b'\n' | b'\r' => {}
-                    b'[' => self.stage = Stage::BeforeItem,
-                    b'{' => self.open_item(i, true),
-                    _ => self.stage = Stage::Done,
-                },
-                Stage::BeforeItem => match b {
-                    b' ' | b'\t' | b'\n' | b'\r' => {}
-                    b'{' => self.open_item(i, false),
-                    // `[]`, or what this scan does not read as a call (`null`, a nested list):
-                    // the final message says what it is.
-                    _ => self.stage = Stage::Done,
-                },
-                Stage::AfterItem => match b {
-                    b' ' | b'\t' | b'\n' | b'\r' => {}
-                    b',' => self.stage = Stage::BeforeItem,
-                    _ => self.stage = Stage::Done,
-                },
-                Stage::InItem { start, lone } => {
+                Stage::Opener | Stage::BetweenBlocks => {
+                    if self.stage == Stage::BetweenBlocks {
+                        let c = text[i..].chars().next().unwrap_or_default();
+                        if crate::py::unicode::is_space(c) {
+                            self.at += c.len_utf8();
+                            continue;
+                        }
+                    }
+                    let openers = self.blocks.map_or(&[][..], |b| b.open.as_slice());
+                    let mut waiting = false;
+                    let mut found = None;
+                    for opener in openers {
+                        match literal_at(bytes, i, limit, opener) {
+                            Some(true) => {
+                                found = Some(opener.len());
+                                break;
+                            }
+                            None => waiting = true,
+                            Some(false) => {}
+                        }
+                    }
+                    match (found, waiting) {
+                        (Some(len), _) => {
+                            self.at += len;
+                            self.stage = Stage::BeforeValue;
+                        }
+                        (None, true) => break,
+                        (None, false) => self.stage = Stage::Done,
+                    }
+                }
+                Stage::BeforeValue => {
+                    self.at += 1;
+                    match b {
+                        _ if json_space(b) => {}
+                        b'[' => self.stage = Stage::BeforeItem,
+                        b'{' => self.open_item(i, false),
+                        _ => self.stage = Stage::Done,
+                    }
+                }
+                Stage::BeforeItem => {
+                    self.at += 1;
+                    match b {
+                        _ if json_space(b) => {}
+                        b'{' => self.open_item(i, true),
+                        // `[]`, or what this scan does not read as a call (`null`, a nested
+                        // list): the final message says what it is.
+                        _ => self.stage = Stage::Done,
+                    }
+                }
+                Stage::AfterItem => {
+                    self.at += 1;
+                    match b {
+                        _ if json_space(b) => {}
+                        b',' => self.stage = Stage::BeforeItem,
+                        b']' if self.blocks.is_some() => self.stage = Stage::AfterBlock,
+                        _ => self.stage = Stage::Done,
+                    }
+                }
+                Stage::AfterBlock => {
+                    if json_space(b) {
+                        self.at += 1;
+                        continue;
+                    }
+                    let close = self.blocks.map_or("", |b| b.close.as_str());
+                    match literal_at(bytes, i, limit, close) {
+                        Some(true) => {
+                            self.at += close.len();
+                            self.stage = Stage::BetweenBlocks;
+                        }
+                        None => break,
+                        Some(false) => self.stage = Stage::Done,
+                    }
+                }
+                Stage::InItem { start, in_list } => {
+                    let closer = self
+                        .blocks
+                        .filter(|bl| bl.close.as_bytes().first() == Some(&b));
+                    if let Some(blocks) = closer {
+                        // A block closer inside an item is rewritten by the substitutions
+                        // (or breaks the JSON): the item is not read.
+                        match literal_at(bytes, i, limit, &blocks.close) {
+                            Some(true) => self.stage = Stage::Done,
+                            None => break,
+                            Some(false) => {}
+                        }
+                        if self.stage == Stage::Done {
+                            return ListStep::Done;
+                        }
+                    }
+                    self.at += 1;
                     if !self.item_byte(b) {
                         continue;
                     }
                     let end = i + 1;
-                    self.stage = if lone { Stage::Done } else { Stage::AfterItem };
+                    self.stage = match (in_list, self.blocks) {
+                        (true, _) => Stage::AfterItem,
+                        (false, Some(_)) => Stage::AfterBlock,
+                        (false, None) => Stage::Done,
+                    };
                     let value = parse_items(self.node, &format!("[{}]", &text[start..end]));
                     return match value {
                         Some(Value::Array(mut items)) if items.len() == 1 => ListStep::Call {
@@ -197,14 +318,14 @@ impl<'p> ListScan<'p> {
             Stage::Done => ListStep::Done,
             Stage::InItem { start, .. } => ListStep::Open {
                 start,
-                known: limit.max(start),
+                known: self.at.max(start),
             },
             _ => ListStep::Wait,
         }
     }
 
-    fn open_item(&mut self, start: usize, lone: bool) {
-        self.stage = Stage::InItem { start, lone };
+    fn open_item(&mut self, start: usize, in_list: bool) {
+        self.stage = Stage::InItem { start, in_list };
         self.depth = 1;
         self.in_string = false;
         self.escaped = false;

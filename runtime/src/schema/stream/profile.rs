@@ -122,6 +122,22 @@ pub struct ListProfile {
     /// `{"name", "arguments", "id"}`): a call can only be sent once its object has closed, so
     /// adapters do not start it early.
     pub ids_after_arguments: bool,
+    /// Set when the list is written as blocks, each a JSON value between `open` and `close`
+    /// literals, that the field's substitutions join into one list (Phi-4-mini's
+    /// `<|tool_call|>{…}<|/tool_call|><|tool_call|>[…]<|/tool_call|>`, read as `[{…},[…]]` and
+    /// flattened by the transform's `[]`).
+    pub blocks: Option<ListBlocks>,
+}
+
+/// The blocks of a [`ListProfile`]: `"blocks": {"open": […], "close": "…"}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListBlocks {
+    /// The literals a block opens with (the first one is the calls' opener).
+    pub open: Vec<String>,
+    /// The literal a block closes with; the substitutions turn it, with white space and the
+    /// next block's opener, into the list's `,`. Anywhere else it is not JSON, or would be
+    /// rewritten inside a string, so an item holding it is left to the final message.
+    pub close: String,
 }
 
 /// A stream profile (see the module documentation).
@@ -277,7 +293,8 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
 const CALLS_KEYS: [&str; 4] = ["field", "open", "after", "list"];
-const LIST_KEYS: [&str; 2] = ["cut", "ids_after_arguments"];
+const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
+const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
 
 fn load_calls(
     value: &Value,
@@ -300,11 +317,33 @@ fn load_calls(
                     "/tool_calls/list/ids_after_arguments",
                     diags,
                 ),
+                blocks: match list.get("blocks") {
+                    None => None,
+                    Some(v) => {
+                        let at = "/tool_calls/list/blocks";
+                        let blocks = object_with_keys(v, at, &BLOCKS_KEYS, diags)?;
+                        let open = blocks
+                            .get("open")
+                            .map_or_else(Vec::new, |v| literals(v, &format!("{at}/open"), diags));
+                        let close = match blocks.get("close") {
+                            Some(v) => literal(v, &format!("{at}/close"), diags)?,
+                            None => {
+                                diags.error(
+                                    format!("{at}/close"),
+                                    "missing",
+                                    "the literal each block closes with",
+                                );
+                                return None;
+                            }
+                        };
+                        Some(ListBlocks { open, close })
+                    }
+                },
             })
         }
     };
-    if let (Some(node), Some(_)) = (schema.root().property(&field), &list) {
-        if let Err(why) = super::list::ListScan::check(node) {
+    if let (Some(node), Some(list)) = (schema.root().property(&field), &list) {
+        if let Err(why) = super::list::ListScan::check(node, list.blocks.is_some()) {
             diags.error(
                 "/tool_calls/list",
                 format!("the calls of \"{field}\" cannot stream as a JSON list: {why}"),

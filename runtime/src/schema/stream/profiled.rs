@@ -173,7 +173,7 @@ impl<'p> ProfiledStreamParser<'p> {
             list: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
                 let list = c.list.as_ref()?;
-                ListScan::new(&c.field, node, &list.cut).ok()
+                ListScan::new(&c.field, node, list).ok()
             }),
             calls_sent: Vec::new(),
             calls_end: 0,
@@ -574,9 +574,7 @@ impl<'p> ProfiledStreamParser<'p> {
         self.scanned = m + marker.len();
         self.phase = Phase::Calls { next: m };
         if let Some(list) = &mut self.list {
-            // An opener that ends in `[` (`functools[`) has opened the list itself.
-            let json_from = m + marker.len() - usize::from(marker.ends_with('['));
-            list.start(json_from);
+            list.start(m, m + marker.len(), marker);
         }
     }
 
