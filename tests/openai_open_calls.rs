@@ -30,6 +30,34 @@ const OPEN_CALL_FAMILIES: &[&str] = &[
 /// Longer than any marker a stream may hold back at the end of its buffer.
 const HELD_AT_MOST: usize = 40;
 
+/// A strict delta stream of `spec` after `prompt`, with default options and counter ids.
+fn counter_stream<'s>(spec: &'s Spec, prompt: Option<&str>) -> DeltaStream<'s> {
+    DeltaStream::from_spec(
+        spec,
+        prompt,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap()
+}
+
+/// `openai::parse` of `input` after `prompt`, with default options and counter ids.
+fn parse_counter(
+    spec: &Spec,
+    input: &str,
+    prompt: Option<&str>,
+) -> Result<Value, openai::OpenAiError> {
+    openai::parse(
+        spec,
+        input,
+        prompt,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+}
+
 #[derive(Default, Debug)]
 struct Seen {
     start: Option<(String, String)>,
@@ -37,14 +65,7 @@ struct Seen {
 }
 
 fn feed_prefix(spec: &Spec, prompt: Option<&str>, prefix: &str) -> Seen {
-    let mut stream = DeltaStream::from_spec(
-        spec,
-        prompt,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let mut stream = counter_stream(spec, prompt);
     let mut seen = Seen::default();
     stream
         .feed_with(prefix, &mut |delta| match delta {
@@ -89,14 +110,7 @@ fn calls_stream_before_they_close() {
             } else {
                 case.input.as_str()
             };
-            let Ok(message) = openai::parse(
-                &spec,
-                input,
-                prompt,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            ) else {
+            let Ok(message) = parse_counter(&spec, input, prompt) else {
                 continue;
             };
             let Some(Value::Array(calls)) = message.get("tool_calls") else {
@@ -168,14 +182,7 @@ fn arguments_arrive_byte_by_byte() {
     let input = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\", \
                  \"days\": [1, 2]}}\n</tool_call>";
     let spec = chatparse::shipped::spec("hermes").unwrap().unwrap();
-    let mut stream = DeltaStream::from_spec(
-        &spec,
-        None,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let mut stream = counter_stream(&spec, None);
     let mut arguments = String::new();
     let mut fragments = 0;
     let closer = input.find("\n</tool_call>").unwrap();
@@ -229,14 +236,7 @@ fn xml_parameters_stream_one_at_a_time() {
                 continue;
             }
             let input = case.input.as_str();
-            let Ok(message) = openai::parse(
-                &spec,
-                input,
-                None,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            ) else {
+            let Ok(message) = parse_counter(&spec, input, None) else {
                 continue;
             };
             let Some(Value::Array(calls)) = message.get("tool_calls") else {
@@ -316,14 +316,7 @@ fn starts_go_out_before_dialect_arguments() {
         let spec = chatparse::shipped::spec(family).unwrap().unwrap();
         for case in &suite.cases {
             let input = case.input.as_str();
-            let Ok(message) = openai::parse(
-                &spec,
-                input,
-                None,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            ) else {
+            let Ok(message) = parse_counter(&spec, input, None) else {
                 continue;
             };
             let Some(Value::Array(calls)) = message.get("tool_calls") else {
@@ -474,14 +467,7 @@ fn feed_cuts(
     input: &str,
     cuts: &[usize],
 ) -> (Vec<SentCall>, Value) {
-    let mut stream = DeltaStream::from_spec(
-        spec,
-        prompt,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let mut stream = counter_stream(spec, prompt);
     let mut calls: Vec<SentCall> = Vec::new();
     let mut from = 0;
     let record = |delta: Delta<'_>, fed: usize, calls: &mut Vec<SentCall>| match delta {
@@ -557,15 +543,7 @@ fn json_list_calls_leave_as_the_list_is_written() {
                 "apriel" if !before.contains("[BEGIN FINAL RESPONSE]") => continue,
                 _ => None,
             };
-            let one_shot = openai::parse(
-                &spec,
-                input,
-                prompt,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            )
-            .unwrap();
+            let one_shot = parse_counter(&spec, input, prompt).unwrap();
             let chunkings: Vec<Vec<usize>> = if input.len() <= 400 {
                 char_boundaries(input)[1..]
                     .iter()
@@ -731,24 +709,10 @@ fn json_list_soups_stream_to_the_one_shot_parse() {
                     }
                 }
             }
-            let one_feed = openai::parse(
-                &spec,
-                &input,
-                None,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            );
+            let one_feed = parse_counter(&spec, &input, None);
             let reference = schema.parse(&input);
             let cuts = random_cuts(&input, &mut rng);
-            let mut stream = DeltaStream::from_spec(
-                &spec,
-                None,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            )
-            .unwrap();
+            let mut stream = counter_stream(&spec, None);
             let mut from = 0;
             let mut early = 0;
             let mut fed = Ok(());

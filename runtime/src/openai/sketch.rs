@@ -44,6 +44,7 @@ use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
 use crate::py;
 use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::{Items, Node, ParserKind, Schema};
+use crate::stream::brackets::Brackets;
 use crate::stream::region_shape;
 use crate::support::Content;
 use crate::value::Value;
@@ -292,10 +293,8 @@ pub(crate) struct Sketch {
     stage: Stage,
     /// The function's name, once complete, and the model's id if the header carries one.
     name: Option<(String, Option<String>)>,
-    /// The JSON scan of the arguments: nesting depth, inside a string, after a backslash.
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    /// The JSON scan of the arguments.
+    brackets: Brackets,
     /// The XML shape: the arguments' JSON text built so far (without the closing `}`), and how
     /// many parameters it holds.
     built: String,
@@ -325,9 +324,7 @@ impl Sketch {
                 at: shape.opener_len,
             },
             name: None,
-            depth: 0,
-            in_string: false,
-            escaped: false,
+            brackets: Brackets::default(),
             built: String::new(),
             parameters: 0,
             searched: 0,
@@ -593,25 +590,8 @@ impl Sketch {
         let mut i = at;
         while let Some(&b) = bytes.get(i) {
             i += 1;
-            if self.in_string {
-                match b {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
-                        return Stage::Done { start, end: i };
-                    }
-                }
-                _ => {}
+            if self.brackets.byte(b) {
+                return Stage::Done { start, end: i };
             }
         }
         // `raw` is whole characters (chunks are `str`s), so its end is a character boundary.

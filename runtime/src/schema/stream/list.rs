@@ -31,6 +31,7 @@ use memchr::memmem;
 use super::profile::{ListBlocks, ListProfile};
 use crate::schema::interp::{after_regex, Walk};
 use crate::schema::{Items, Node, NodeType, ParserKind};
+use crate::stream::brackets::Brackets;
 use crate::support::Content;
 use crate::value::Value;
 
@@ -85,9 +86,7 @@ pub(crate) struct ListScan<'p> {
     stage: Stage,
     /// How far the text has been scanned.
     at: usize,
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    brackets: Brackets,
     /// Where the first cut literal is, once found, and where the search for one resumes.
     cut_at: Option<usize>,
     cut_searched: usize,
@@ -121,9 +120,7 @@ impl<'p> ListScan<'p> {
             blocks: list.blocks.as_ref(),
             stage: Stage::Done,
             at: 0,
-            depth: 0,
-            in_string: false,
-            escaped: false,
+            brackets: Brackets::default(),
             cut_at: None,
             cut_searched: 0,
         })
@@ -290,7 +287,7 @@ impl<'p> ListScan<'p> {
                         }
                     }
                     self.at += 1;
-                    if !self.item_byte(b) {
+                    if !self.brackets.byte(b) {
                         continue;
                     }
                     let end = i + 1;
@@ -324,34 +321,11 @@ impl<'p> ListScan<'p> {
         }
     }
 
+    /// An item opens with the `{` at `start`.
     fn open_item(&mut self, start: usize, in_list: bool) {
         self.stage = Stage::InItem { start, in_list };
-        self.depth = 1;
-        self.in_string = false;
-        self.escaped = false;
-    }
-
-    /// One byte of an open item's JSON; whether the item closed with it.
-    fn item_byte(&mut self, b: u8) -> bool {
-        if self.in_string {
-            match b {
-                _ if self.escaped => self.escaped = false,
-                b'\\' => self.escaped = true,
-                b'"' => self.in_string = false,
-                _ => {}
-            }
-            return false;
-        }
-        match b {
-            b'"' => self.in_string = true,
-            b'{' | b'[' => self.depth += 1,
-            b'}' | b']' => {
-                self.depth = self.depth.saturating_sub(1);
-                return self.depth == 0;
-            }
-            _ => {}
-        }
-        false
+        self.brackets = Brackets::default();
+        self.brackets.byte(b'{');
     }
 
     /// How far the field's text is known not to be cut: before the first cut literal, and before
