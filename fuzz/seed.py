@@ -86,6 +86,7 @@ def main():
                     walk(x)
         walk(json.loads(path.read_text()))
     tokens |= {'{"name": "', '"arguments": {', '"parameters": ', '": ', '", "', "}}", "[{", "}]",
+               '}, {"name": "', ', "id": "', "}, {",
                "\\u00e9", "\\ud83d\\ude00", "true", "null", "1e400", "-0.0", "12345678901234567890123",
                "<parameter=", "</parameter>", "<function=", "</function>", "\n"}
     lines = []

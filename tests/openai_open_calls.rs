@@ -30,6 +30,34 @@ const OPEN_CALL_FAMILIES: &[&str] = &[
 /// Longer than any marker a stream may hold back at the end of its buffer.
 const HELD_AT_MOST: usize = 40;
 
+/// A strict delta stream of `spec` after `prompt`, with default options and counter ids.
+fn counter_stream<'s>(spec: &'s Spec, prompt: Option<&str>) -> DeltaStream<'s> {
+    DeltaStream::from_spec(
+        spec,
+        prompt,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap()
+}
+
+/// `openai::parse` of `input` after `prompt`, with default options and counter ids.
+fn parse_counter(
+    spec: &Spec,
+    input: &str,
+    prompt: Option<&str>,
+) -> Result<Value, openai::OpenAiError> {
+    openai::parse(
+        spec,
+        input,
+        prompt,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+}
+
 #[derive(Default, Debug)]
 struct Seen {
     start: Option<(String, String)>,
@@ -37,14 +65,7 @@ struct Seen {
 }
 
 fn feed_prefix(spec: &Spec, prompt: Option<&str>, prefix: &str) -> Seen {
-    let mut stream = DeltaStream::from_spec(
-        spec,
-        prompt,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let mut stream = counter_stream(spec, prompt);
     let mut seen = Seen::default();
     stream
         .feed_with(prefix, &mut |delta| match delta {
@@ -89,14 +110,7 @@ fn calls_stream_before_they_close() {
             } else {
                 case.input.as_str()
             };
-            let Ok(message) = openai::parse(
-                &spec,
-                input,
-                prompt,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            ) else {
+            let Ok(message) = parse_counter(&spec, input, prompt) else {
                 continue;
             };
             let Some(Value::Array(calls)) = message.get("tool_calls") else {
@@ -168,14 +182,7 @@ fn arguments_arrive_byte_by_byte() {
     let input = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\", \
                  \"days\": [1, 2]}}\n</tool_call>";
     let spec = chatparse::shipped::spec("hermes").unwrap().unwrap();
-    let mut stream = DeltaStream::from_spec(
-        &spec,
-        None,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let mut stream = counter_stream(&spec, None);
     let mut arguments = String::new();
     let mut fragments = 0;
     let closer = input.find("\n</tool_call>").unwrap();
@@ -229,14 +236,7 @@ fn xml_parameters_stream_one_at_a_time() {
                 continue;
             }
             let input = case.input.as_str();
-            let Ok(message) = openai::parse(
-                &spec,
-                input,
-                None,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            ) else {
+            let Ok(message) = parse_counter(&spec, input, None) else {
                 continue;
             };
             let Some(Value::Array(calls)) = message.get("tool_calls") else {
@@ -363,14 +363,7 @@ fn starts_go_out_before_dialect_arguments() {
         let spec = chatparse::shipped::spec(family).unwrap().unwrap();
         for case in &suite.cases {
             let input = case.input.as_str();
-            let Ok(message) = openai::parse(
-                &spec,
-                input,
-                None,
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            ) else {
+            let Ok(message) = parse_counter(&spec, input, None) else {
                 continue;
             };
             let Some(Value::Array(calls)) = message.get("tool_calls") else {
@@ -411,4 +404,422 @@ fn starts_go_out_before_dialect_arguments() {
     }
     covered.sort_unstable();
     assert_eq!(covered, ["deepseek_v3_2", "gemma4"]);
+}
+
+/// The JSON-list families: the literals their templates (or, where a template writes no calls,
+/// the schema) open the call list with, and whether the template writes each call's `id` after
+/// its `arguments` (Mistral's `{"name", "arguments", "id"}`, Apriel's optional `, "id"`), so that
+/// a call can only go out whole, once its object has closed.
+const LIST_FAMILIES: &[(&str, &[&str], bool)] = &[
+    ("apriel", &["<tool_calls>"], true),
+    ("firefunction_v2", &["functools"], false),
+    ("granite3_3", &["<|tool_call|>", "<tool_call>"], false),
+    ("mistral_nemo", &["[TOOL_CALLS]"], true),
+    ("mistral_small_3_1", &["[TOOL_CALLS]"], true),
+    ("nemotron_nano_v2", &["<TOOLCALL>"], false),
+    ("phi4_mini", &["<|tool_call|>", "functools"], true),
+];
+
+/// One item of a JSON call list: its start, its end, and where its arguments' value starts.
+type Item = (usize, usize, usize);
+
+/// Phi-4-mini's blocks (`<|tool_call|>{…}<|/tool_call|>`): its schema's substitutions join them
+/// into one list.
+const PHI4_CLOSE: &str = "<|/tool_call|>";
+
+/// The items of the JSON call list after the first of `openers` in `input`, read with serde_json
+/// (a JSON reader of its own), and where the list (or the lone call object) ends; for
+/// `phi4_mini`, of every block its substitutions join.
+fn list_items(input: &str, openers: &[&str]) -> Option<(Vec<Item>, usize)> {
+    let (mut at, mut opener) = openers
+        .iter()
+        .filter_map(|o| input.find(o).map(|i| (i, *o)))
+        .min()?;
+    let mut items = Vec::new();
+    loop {
+        let (more, end) = value_items(input, ws(input, at + opener.len()))?;
+        items.extend(more);
+        if !openers.contains(&"functools") {
+            return Some((items, end));
+        }
+        let Some(after) = input[ws(input, end)..].strip_prefix(PHI4_CLOSE) else {
+            return Some((items, end));
+        };
+        let next = after.trim_start();
+        let Some(o) = openers.iter().find(|o| next.starts_with(**o)) else {
+            return Some((items, end));
+        };
+        (at, opener) = (input.len() - next.len(), *o);
+    }
+}
+
+fn ws(input: &str, mut i: usize) -> usize {
+    while input[i..].starts_with([' ', '\t', '\n', '\r']) {
+        i += 1;
+    }
+    i
+}
+
+/// The call items of the JSON value at `i` (an object, or a list of them), and its end.
+fn value_items(input: &str, mut i: usize) -> Option<(Vec<Item>, usize)> {
+    let value_end = |i: usize| {
+        let mut values =
+            serde_json::Deserializer::from_str(&input[i..]).into_iter::<serde_json::Value>();
+        values.next()?.ok()?;
+        Some(i + values.byte_offset())
+    };
+    // Where the arguments' value starts; a call without arguments has only its end.
+    let arguments_at = |start: usize, end: usize| {
+        let key = input[start..end]
+            .find("\"arguments\"")
+            .map(|i| i + start + 11);
+        key.map_or(end - 1, |key| ws(input, ws(input, key) + 1))
+    };
+    if input[i..].starts_with('{') {
+        let end = value_end(i)?;
+        return Some((vec![(i, end, arguments_at(i, end))], end));
+    }
+    if !input[i..].starts_with('[') {
+        return None;
+    }
+    let mut items = Vec::new();
+    i = ws(input, i + 1);
+    loop {
+        let end = value_end(i)?;
+        items.push((i, end, arguments_at(i, end)));
+        i = ws(input, end);
+        match input[i..].chars().next()? {
+            ',' => i = ws(input, i + 1),
+            ']' => return Some((items, i + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// What a chunked stream sent of each call, and how much output had been fed when.
+#[derive(Default, Debug, Clone)]
+struct SentCall {
+    id: String,
+    name: String,
+    arguments: String,
+    /// The output fed when the start went out.
+    started_at: usize,
+}
+
+/// Feeds `input` cut at `cuts` (increasing chunk ends); the calls the deltas sent and the
+/// message.
+fn feed_cuts(
+    spec: &Spec,
+    prompt: Option<&str>,
+    input: &str,
+    cuts: &[usize],
+) -> (Vec<SentCall>, Value) {
+    let mut stream = counter_stream(spec, prompt);
+    let mut calls: Vec<SentCall> = Vec::new();
+    let mut from = 0;
+    let record = |delta: Delta<'_>, fed: usize, calls: &mut Vec<SentCall>| match delta {
+        Delta::CallStart { index, id, name } => {
+            assert_eq!(index, calls.len(), "calls start once, in order");
+            calls.push(SentCall {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                started_at: fed,
+                ..SentCall::default()
+            });
+        }
+        Delta::CallArguments { index, arguments } => calls[index].arguments.push_str(arguments),
+        _ => {}
+    };
+    for &cut in cuts {
+        stream
+            .feed_with(&input[from..cut], &mut |d| record(d, cut, &mut calls))
+            .unwrap();
+        from = cut;
+    }
+    let message = stream
+        .finish_with(&mut |d| record(d, usize::MAX, &mut calls))
+        .unwrap();
+    (calls, message)
+}
+
+/// Issue 16, JSON lists: every call leaves the stream while the list is still being written.
+/// For every conformance input of the JSON-list families whose strict parse has calls, at
+/// every split point (short inputs) or in one-byte and random chunks (long ones): the deltas
+/// rebuild the one-shot message (start once, argument fragments concatenating to `arguments`),
+/// and each call went out with the chunk that brought its object's closing `}` (its start and
+/// whole arguments; for the families without an id after the arguments, the start already with
+/// the chunk that began its arguments) — not at the list's end. The item spans come from
+/// serde_json, the call count from transformers' result (the conformance suite).
+#[test]
+fn json_list_calls_leave_as_the_list_is_written() {
+    use support::{char_boundaries, random_cuts, Expect, Rng};
+    let mut covered: Vec<&str> = Vec::new();
+    let mut checked = 0;
+    let mut rng = Rng::new(16);
+    for suite in load_suites() {
+        let Some(&(family, openers, whole)) = suite
+            .shipped_name()
+            .and_then(|n| LIST_FAMILIES.iter().find(|(f, _, _)| *f == n))
+        else {
+            continue;
+        };
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        for case in &suite.cases {
+            let Expect::Value(reference) = &case.expect else {
+                continue;
+            };
+            let Some(Value::Array(want)) = reference
+                .get("tool_calls")
+                .filter(|c| c != &&Value::Array(vec![]))
+            else {
+                continue;
+            };
+            let input = case.input.as_str();
+            let (items, list_end) = list_items(input, openers)
+                .unwrap_or_else(|| panic!("{family}/{}: no call list", case.name));
+            assert_eq!(items.len(), want.len(), "{family}/{}: oracle", case.name);
+            let opener_at = openers.iter().filter_map(|o| input.find(o)).min().unwrap();
+            // Text before the list that only a later marker could decide: Nemotron's untagged
+            // start is reasoning if a `</think>` follows (a thinking-off prompt decides it);
+            // Apriel's untagged text is reasoning, which its calls do not end (they are held).
+            let before = &input[..opener_at];
+            let prompt = match family {
+                "nemotron_nano_v2" if !before.contains("</think>") => {
+                    Some("<|im_start|>assistant\n<think></think>")
+                }
+                "apriel" if !before.contains("[BEGIN FINAL RESPONSE]") => continue,
+                _ => None,
+            };
+            let one_shot = parse_counter(&spec, input, prompt).unwrap();
+            let chunkings: Vec<Vec<usize>> = if input.len() <= 400 {
+                char_boundaries(input)[1..]
+                    .iter()
+                    .map(|&s| {
+                        if s == input.len() {
+                            vec![s]
+                        } else {
+                            vec![s, input.len()]
+                        }
+                    })
+                    .collect()
+            } else {
+                let mut all = vec![char_boundaries(input)[1..].to_vec()];
+                all.extend((0..8).map(|_| random_cuts(input, &mut rng)));
+                all
+            };
+            for cuts in chunkings {
+                let (calls, message) = feed_cuts(&spec, prompt, input, &cuts);
+                let what = format!(
+                    "{family}/{} cut at {:?}",
+                    case.name,
+                    &cuts[..cuts.len().min(3)]
+                );
+                assert_eq!(message, one_shot, "{what}");
+                let finals = message["tool_calls"].as_array().unwrap();
+                assert_eq!(calls.len(), finals.len(), "{what}");
+                // The fed length once `at` has arrived.
+                let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
+                for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
+                    assert_eq!(call.id, last["id"].as_str().unwrap(), "{what}");
+                    assert_eq!(
+                        call.name,
+                        last["function"]["name"].as_str().unwrap(),
+                        "{what}"
+                    );
+                    let arguments = last["function"]["arguments"].as_str().unwrap();
+                    assert_eq!(call.arguments, arguments, "{what}: call {k}");
+                    let (_, end, args_at) = items[k];
+                    let latest = if whole {
+                        fed_by(end)
+                    } else {
+                        fed_by(args_at + 1)
+                    };
+                    assert!(
+                        call.started_at <= latest,
+                        "{what}: call {k} started with {} bytes fed, its item closed at {end} \
+                         and the list at {list_end}",
+                        call.started_at
+                    );
+                }
+                checked += 1;
+            }
+            if !covered.contains(&family) {
+                covered.push(family);
+            }
+        }
+    }
+    covered.sort_unstable();
+    let families: Vec<&str> = LIST_FAMILIES.iter().map(|(f, _, _)| *f).collect();
+    assert_eq!(covered, families, "every family has a case with calls");
+    assert!(checked > 2_000, "{checked} chunkings");
+}
+
+/// JSON lists on adversarial outputs: soups of each family's openers, closers, end tokens,
+/// call items (good ones, ones with an id after the arguments, ones holding a closer inside a
+/// string, a lone `null`, a duplicate name) and text, fed in random chunks. The deltas always
+/// rebuild the one-feed message (`openai::parse`), and against the schema's own one-shot parse
+/// (the reference's behaviour, see the conformance suite) the stream fails exactly when the
+/// parse fails and otherwise has its calls (names and argument values). The one exception is
+/// the documented one: a call object that writes its name or arguments again after its
+/// arguments fails a stream that started it early (`StreamedCallChanged`).
+#[test]
+fn json_list_soups_stream_to_the_one_shot_parse() {
+    use chatparse::ParseErrorKind;
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 1000;
+    let mut rng = Rng::new(1616);
+    let items = [
+        r#"{"name": "f", "arguments": {"a": 1}}"#,
+        r#"{"name": "g", "arguments": {"s": "x]}"}, "id": "a1b2c3d4e"}"#,
+        r#"{"arguments": {}, "name": "h"}"#,
+        r#"{"name": "k", "arguments": {"s": "</tool_calls>"}}"#,
+        r#"{"name": "k", "arguments": {"s": "a<|/tool_call|> <|tool_call|>b"}}"#,
+        r#"{"name": "k", "arguments": {"s": "</TOOLCALL>"}}"#,
+        r#"{"name": "d", "arguments": {}, "name": "e"}"#,
+        "null",
+    ];
+    let glue = [
+        "[",
+        "]",
+        ", ",
+        " ",
+        "\n",
+        "Sure. ",
+        "</think>\n\n",
+        "[BEGIN FINAL RESPONSE]\n",
+        "[END FINAL RESPONSE]\n",
+        "</tool_calls>",
+        "</TOOLCALL>",
+        "<|/tool_call|>",
+        "</tool_call>",
+        "<|end|>",
+        "</s>",
+        "<|eot_id|>",
+        "<|end_of_text|>",
+        "<SPECIAL_12>",
+        "{\"name\": \"f",
+    ];
+    let mut checked = 0;
+    let mut streamed_calls = 0;
+    for &(family, openers, _) in LIST_FAMILIES {
+        let spec = chatparse::shipped::spec(family).unwrap().unwrap();
+        let schema = spec.schema().unwrap();
+        let opener = |rng: &mut Rng| match openers[rng.below(openers.len())] {
+            "functools" => "functools[",
+            o => o,
+        };
+        for _ in 0..SOUPS {
+            let mut input = String::new();
+            if rng.below(2) == 0 {
+                input.push_str(
+                    [
+                        "Hi. ",
+                        "</think>\n\n",
+                        "Here are my reasoning steps:\nok\n[BEGIN FINAL RESPONSE]\n",
+                    ][rng.below(3)],
+                );
+            }
+            if rng.below(2) == 0 {
+                // A list as the template writes it, then maybe one more piece.
+                let calls: Vec<&str> = (0..1 + rng.below(3)).map(|_| items[rng.below(6)]).collect();
+                match family {
+                    "phi4_mini" => {
+                        for call in calls {
+                            input.push_str(&format!("<|tool_call|>{call}<|/tool_call|>"));
+                        }
+                    }
+                    _ => {
+                        input.push_str(opener(&mut rng).trim_end_matches('['));
+                        input.push_str(&format!("[{}]", calls.join(", ")));
+                        input.push_str(match family {
+                            "apriel" => "</tool_calls>",
+                            "nemotron_nano_v2" => "</TOOLCALL>",
+                            _ => "",
+                        });
+                    }
+                }
+                if rng.below(2) == 0 {
+                    input.push_str(glue[rng.below(glue.len())]);
+                }
+            } else {
+                // A soup after an opener.
+                input.push_str(opener(&mut rng));
+                for _ in 0..1 + rng.below(7) {
+                    match rng.below(4) {
+                        0 | 1 => input.push_str(items[rng.below(items.len())]),
+                        2 => input.push_str(glue[rng.below(glue.len())]),
+                        _ => input.push_str(if rng.below(3) == 0 {
+                            opener(&mut rng)
+                        } else {
+                            ", "
+                        }),
+                    }
+                }
+            }
+            let one_feed = parse_counter(&spec, &input, None);
+            let reference = schema.parse(&input);
+            let cuts = random_cuts(&input, &mut rng);
+            let mut stream = counter_stream(&spec, None);
+            let mut from = 0;
+            let mut early = 0;
+            let mut fed = Ok(());
+            for &cut in &cuts {
+                let last = cut == input.len();
+                fed = stream.feed_with(&input[from..cut], &mut |d| {
+                    early += usize::from(!last && matches!(d, Delta::CallStart { .. }));
+                });
+                if fed.is_err() {
+                    break;
+                }
+                from = cut;
+            }
+            let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+            let what = format!("{family}: {input:?} cut at {cuts:?}");
+            match (&streamed, &one_feed) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{what}: streamed {streamed:?}, one feed {one_feed:?}"),
+            }
+            match (&streamed, &reference) {
+                (Ok(message), Ok(parsed)) => {
+                    let calls = |v: &Value| -> Vec<(String, Value)> {
+                        v.get("tool_calls")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .map(|c| {
+                                let f = &c["function"];
+                                let arguments = match &f["arguments"] {
+                                    Value::String(s) => chatparse::value::from_str(s).unwrap(),
+                                    Value::Null => chatparse::json!({}),
+                                    other => other.clone(),
+                                };
+                                (f["name"].as_str().unwrap_or("").to_owned(), arguments)
+                            })
+                            .collect()
+                    };
+                    let (got, want) = (calls(message), calls(parsed));
+                    assert!(
+                        got.len() == want.len()
+                            && got.iter().zip(&want).all(|(a, b)| a.0 == b.0
+                                && chatparse::runtime::py::identical(&a.1, &b.1)),
+                        "{what}: streamed {got:?}, parsed {want:?}"
+                    );
+                    streamed_calls += early;
+                }
+                (Err(_), Err(_)) => {}
+                (Err(e), Ok(_)) if matches!(e.kind, ParseErrorKind::StreamedCallChanged(_)) => {
+                    assert!(input.contains(items[6]), "{what}: {e}");
+                }
+                _ => panic!("{what}: streamed {streamed:?}, parsed {reference:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, SOUPS * LIST_FAMILIES.len());
+    eprintln!("{streamed_calls} calls started before the last chunk");
+    assert!(
+        streamed_calls > 200,
+        "{streamed_calls} calls started before the last chunk"
+    );
 }

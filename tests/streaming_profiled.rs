@@ -360,6 +360,17 @@ fn streamed_equals_one_shot_on_marker_soups() {
                 "<｜DSML｜invokeé",
                 "</｜DSML｜invoke>",
                 "</｜DSML｜function_calls>",
+                // JSON call lists: items, separators, list ends and the literals that cut them.
+                "[{\"name\": \"f\", \"arguments\": {}}",
+                ", {\"name\": \"g\", \"arguments\": {\"b\": \"]}\"}}",
+                ", {\"name\": \"h\", \"arguments\": {}",
+                ", \"id\": \"a1b2c3d4e\"}",
+                "]",
+                ", ",
+                "null",
+                "</tool_calls>",
+                "</TOOLCALL>",
+                "<|/tool_call|>",
             ]
             .map(str::to_owned),
         );
@@ -376,6 +387,14 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "[TOOL_CALLS]f[ARGS]{\"a\": 1}",
             "[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{}",
             "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n",
+            "<tool_calls>[{\"name\": \"f\", \"arguments\": {\"a\": 1}, \"id\": \"c1\"}, {\"name\": \"g\", \"arguments\": {}}]</tool_calls>",
+            " functools[{\"name\": \"f\", \"arguments\": {\"a\": 1}}, {\"name\": \"g\", \"arguments\": {}}]",
+            "<|tool_call|>[{\"name\": \"f\", \"arguments\": {\"a\": [1, {}]}}, {\"name\": \"g\", \"arguments\": {}}]",
+            "[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {\"a\": 1}, \"id\": \"a1b2c3d4e\"}, {\"name\": \"g\", \"arguments\": {}, \"id\": \"f5g6h7i8j\"}]",
+            "[TOOL_CALLS]{\"name\": \"f\", \"arguments\": {}}",
+            "<TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"a\": \"x\"}}, {\"name\": \"g\", \"arguments\": {}}]</TOOLCALL>",
+            "<|tool_call|>{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|/tool_call|>\n<|tool_call|>[{\"name\": \"g\", \"arguments\": {}}, {\"name\": \"h\", \"arguments\": {\"s\": \"<|/tool_call|><|tool_call|>\"}}]<|/tool_call|>",
+            "<|tool_call|>{\"name\": \"f\", \"arguments\": {}}<|/tool_call|>",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
         let opens: Vec<&String> = opens.collect();
@@ -383,7 +402,11 @@ fn streamed_equals_one_shot_on_marker_soups() {
             .into_iter()
             .filter(|c| opens.iter().any(|o| c.starts_with(o.as_str())))
             .collect();
-        let mut segments = vec!["</think>\n\nSure. ", "<think>Plan.</think>"];
+        let mut segments = vec![
+            "</think>\n\nSure. ",
+            "<think>Plan.</think>",
+            "[BEGIN FINAL RESPONSE]\nSure.\n[END FINAL RESPONSE]\n",
+        ];
         segments.extend(if own.is_empty() { calls.to_vec() } else { own });
         for _ in 0..300 {
             let n = 1 + rng.below(8);

@@ -5,7 +5,12 @@
 //! Three call shapes are read this way, recognised from the schema of the calls' items:
 //!
 //! * **JSON object** (`hermes`, `qwen3`, `smollm3`, `ernie4_5`): the call is
-//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`.
+//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`. The items of a JSON list
+//!   of calls (`firefunction_v2`, `granite3_3`, `nemotron_nano_v2`), which the stream profile
+//!   sends one region per item, are read the same way, unless the template writes each call's
+//!   id after its arguments (`apriel`, `mistral_nemo`, `mistral_small_3_1`: those calls go out
+//!   whole when their object closes, with the model's id) or substitutions join the list
+//!   (`phi4_mini`).
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
 //!   `gpt_oss`): a header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
@@ -37,8 +42,9 @@
 use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
 
 use crate::py;
-use crate::schema::interp::{parse_node, Walk};
+use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::{Items, Node, ParserKind, Schema};
+use crate::stream::brackets::Brackets;
 use crate::stream::region_shape;
 use crate::support::Content;
 use crate::value::Value;
@@ -124,6 +130,42 @@ impl CallShape {
             streams_arguments,
             parameter_end,
             string_values,
+        })
+    }
+
+    /// The shape of `spec`'s calls: for an x-regex schema whose stream profile sends a JSON
+    /// list's items one by one ([`ListProfile`](crate::schema::stream::ListProfile)), the JSON
+    /// object shape when the items carry no id of their own; otherwise [`CallShape::of`] its
+    /// schema.
+    pub(crate) fn of_spec(spec: &crate::Spec) -> Option<Self> {
+        let schema = spec.schema()?;
+        let calls = spec.stream_profile().and_then(|p| p.tool_calls.as_ref());
+        let Some((field, list)) = calls.and_then(|c| Some((&c.field, c.list.as_ref()?))) else {
+            return Self::of(schema);
+        };
+        let node = schema.root().property(field)?;
+        // Where substitutions join the list's blocks (phi4_mini), an item's raw text may not be
+        // what they make of it: such calls also go out whole when they close.
+        if list.ids_after_arguments || !node.substitutions.is_empty() {
+            return None;
+        }
+        // The list's items read as calls, and an `id` the model writes does not become the
+        // call's id (where the schema makes it one, Mistral's, the start must wait for it; an
+        // `id` passed through into the function object is an extra key, as in Hermes' calls).
+        let probe = r#"[{"name": "probe_name", "arguments": {"probe": [1]}, "id": "probe_id"}]"#;
+        let parsed = after_regex(node, Content::borrowed(probe), &mut Walk::strict()).ok()?;
+        let first = parsed.as_array()?.first()?;
+        let call = call_parts(first)?;
+        let reads = call.name == "probe_name"
+            && first.get("id").is_none()
+            && py::identical(&call.arguments, &crate::json!({"probe": [1]}));
+        reads.then(|| CallShape {
+            schema: schema.clone(),
+            field: field.clone(),
+            opener_len: 0,
+            kind: ShapeKind::JsonObject,
+            streams_arguments: true,
+            parameter_end: String::new(),
         })
     }
 
@@ -265,10 +307,8 @@ pub(crate) struct Sketch {
     stage: Stage,
     /// The function's name, once complete, and the model's id if the header carries one.
     name: Option<(String, Option<String>)>,
-    /// The JSON scan of the arguments: nesting depth, inside a string, after a backslash.
-    depth: usize,
-    in_string: bool,
-    escaped: bool,
+    /// The JSON scan of the arguments.
+    brackets: Brackets,
     /// The XML shape: the arguments' JSON text built so far (without the closing `}`), and how
     /// many parameters it holds.
     built: String,
@@ -303,9 +343,7 @@ impl Sketch {
                 at: shape.opener_len,
             },
             name: None,
-            depth: 0,
-            in_string: false,
-            escaped: false,
+            brackets: Brackets::default(),
             built: String::new(),
             parameters: 0,
             keys: Vec::new(),
@@ -614,25 +652,8 @@ impl Sketch {
         let mut i = at;
         while let Some(&b) = bytes.get(i) {
             i += 1;
-            if self.in_string {
-                match b {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
-                        return Stage::Done { start, end: i };
-                    }
-                }
-                _ => {}
+            if self.brackets.byte(b) {
+                return Stage::Done { start, end: i };
             }
         }
         // `raw` is whole characters (chunks are `str`s), so its end is a character boundary.

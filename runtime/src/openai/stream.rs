@@ -311,7 +311,7 @@ impl<'s> DeltaStream<'s> {
     ) -> Result<Self, OpenAiError> {
         let stream = spec.stream(prefix, tools)?;
         let mut this = DeltaStream::new(stream, options, ids);
-        this.state.shape = spec.schema().and_then(CallShape::of);
+        this.state.shape = CallShape::of_spec(spec);
         if let Some(template) = spec.template() {
             this.state.modes = template
                 .fields

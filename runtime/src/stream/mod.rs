@@ -35,6 +35,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub(crate) mod brackets;
 mod events;
 pub(crate) mod fast;
 pub(crate) mod raw;

@@ -47,6 +47,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod list;
 mod profile;
 mod profiled;
 mod region;
@@ -63,7 +64,10 @@ use crate::stream::fast::{ByteSet, Scan as ByteScan};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::Event;
 use crate::support::{self, Content};
-pub use profile::{ContentProfile, ReasoningProfile, StreamProfile, Untagged};
+pub use profile::{
+    CallsProfile, ContentProfile, ListBlocks, ListProfile, ReasoningProfile, StreamProfile,
+    Untagged,
+};
 pub use profiled::ProfiledStreamParser;
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
 

@@ -98,6 +98,46 @@ pub struct CallsProfile {
     /// ends at one of them, each call whose iterator match is closed by a literal closer is
     /// final and streams as it closes.
     pub open: Vec<String>,
+    /// Content closers after which, with only white space between, an opener still opens the
+    /// calls (`[END FINAL RESPONSE]`: Apriel's root pattern reads
+    /// `…(?:\[END FINAL RESPONSE\]\s*)?(?:(?P<tool_calls><tool_calls>…`).
+    pub after: Vec<String>,
+    /// Set when the calls are one JSON list (or a lone object) read whole by the field's
+    /// `x-parser: json`, rather than `x-regex-iterator` matches: each item streams as its object
+    /// closes.
+    pub list: Option<ListProfile>,
+}
+
+/// The JSON list of a [`CallsProfile`]: `"list": {"cut": […], "ids_after_arguments": true}`.
+///
+/// The list's JSON text starts right after the opener; an opener that ends in `[`
+/// (`functools[`) has opened the list itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListProfile {
+    /// Literals where the field's own `x-regex` cuts the list's text wherever they stand, even
+    /// inside a JSON string (`</tool_calls>` for `^<tool_calls>(.*?)(?:</tool_calls>.*)?$`): an
+    /// item counts only if it closes before the first of them.
+    pub cut: Vec<String>,
+    /// The chat template writes a call's `id` after its `arguments` (Mistral's
+    /// `{"name", "arguments", "id"}`): a call can only be sent once its object has closed, so
+    /// adapters do not start it early.
+    pub ids_after_arguments: bool,
+    /// Set when the list is written as blocks, each a JSON value between `open` and `close`
+    /// literals, that the field's substitutions join into one list (Phi-4-mini's
+    /// `<|tool_call|>{…}<|/tool_call|><|tool_call|>[…]<|/tool_call|>`, read as `[{…},[…]]` and
+    /// flattened by the transform's `[]`).
+    pub blocks: Option<ListBlocks>,
+}
+
+/// The blocks of a [`ListProfile`]: `"blocks": {"open": […], "close": "…"}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListBlocks {
+    /// The literals a block opens with (the first one is the calls' opener).
+    pub open: Vec<String>,
+    /// The literal a block closes with; the substitutions turn it, with white space and the
+    /// next block's opener, into the list's `,`. Anywhere else it is not JSON, or would be
+    /// rewritten inside a string, so an item holding it is left to the final message.
+    pub close: String,
 }
 
 /// A stream profile (see the module documentation).
@@ -252,7 +292,9 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 2] = ["field", "open"];
+const CALLS_KEYS: [&str; 4] = ["field", "open", "after", "list"];
+const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
+const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
 
 fn load_calls(
     value: &Value,
@@ -262,7 +304,53 @@ fn load_calls(
 ) -> Option<CallsProfile> {
     let object = object_with_keys(value, "/tool_calls", &CALLS_KEYS, diags)?;
     let field = field_name(object.get("field"), "/tool_calls/field", fields, diags)?;
-    if let Some(node) = schema.root().property(&field) {
+    let list = match object.get("list") {
+        None => None,
+        Some(value) => {
+            let list = object_with_keys(value, "/tool_calls/list", &LIST_KEYS, diags)?;
+            Some(ListProfile {
+                cut: list
+                    .get("cut")
+                    .map_or_else(Vec::new, |v| literals(v, "/tool_calls/list/cut", diags)),
+                ids_after_arguments: flag(
+                    list.get("ids_after_arguments"),
+                    "/tool_calls/list/ids_after_arguments",
+                    diags,
+                ),
+                blocks: match list.get("blocks") {
+                    None => None,
+                    Some(v) => {
+                        let at = "/tool_calls/list/blocks";
+                        let blocks = object_with_keys(v, at, &BLOCKS_KEYS, diags)?;
+                        let open = blocks
+                            .get("open")
+                            .map_or_else(Vec::new, |v| literals(v, &format!("{at}/open"), diags));
+                        let close = match blocks.get("close") {
+                            Some(v) => literal(v, &format!("{at}/close"), diags)?,
+                            None => {
+                                diags.error(
+                                    format!("{at}/close"),
+                                    "missing",
+                                    "the literal each block closes with",
+                                );
+                                return None;
+                            }
+                        };
+                        Some(ListBlocks { open, close })
+                    }
+                },
+            })
+        }
+    };
+    if let (Some(node), Some(list)) = (schema.root().property(&field), &list) {
+        if let Err(why) = super::list::ListScan::check(node, list.blocks.is_some()) {
+            diags.error(
+                "/tool_calls/list",
+                format!("the calls of \"{field}\" cannot stream as a JSON list: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if let Some(node) = schema.root().property(&field) {
         if let Err(why) = super::profiled::CallScan::check(node) {
             diags.error(
                 "/tool_calls/field",
@@ -281,7 +369,15 @@ fn load_calls(
             "list the literals the calls' part of the output starts with, e.g. [\"<tool_call>\"]",
         );
     }
-    Some(CallsProfile { field, open })
+    let after = object
+        .get("after")
+        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/after", diags));
+    Some(CallsProfile {
+        field,
+        open,
+        after,
+        list,
+    })
 }
 
 const REASONING_KEYS: [&str; 6] = [

@@ -52,6 +52,7 @@ use crate::value::Value;
 
 use memchr::memmem;
 
+use super::list::{ListScan, ListStep};
 use super::profile::{StreamProfile, Untagged};
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
@@ -80,6 +81,9 @@ enum Phase {
         from: usize,
         started: bool,
     },
+    /// After content that ended at a closer the calls may follow (see `CallsProfile::after`):
+    /// the calls open if an opener comes next, after white space from `at`.
+    AfterContent { at: usize },
     /// After content that ended at a calls opener: each call streams as its iterator match
     /// closes; `next` is where the next match is searched from.
     Calls { next: usize },
@@ -114,8 +118,10 @@ pub struct ProfiledStreamParser<'p> {
     /// before `scanned - (longest - 1)` were all seen.
     scanned: usize,
     fields: [Streamed; 2],
-    /// The calls field, when its calls stream one by one.
+    /// The calls field, when its calls stream one by one: `x-regex-iterator` matches, or the
+    /// items of a JSON list.
     calls: Option<CallScan<'p>>,
+    list: Option<ListScan<'p>>,
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
@@ -159,7 +165,15 @@ impl<'p> ProfiledStreamParser<'p> {
             fields: [Streamed::default(); 2],
             calls: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
-                CallScan::new(&c.field, node).ok()
+                match c.list {
+                    None => CallScan::new(&c.field, node).ok(),
+                    Some(_) => None,
+                }
+            }),
+            list: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field)?;
+                let list = c.list.as_ref()?;
+                ListScan::new(&c.field, node, list).ok()
             }),
             calls_sent: Vec::new(),
             calls_end: 0,
@@ -277,7 +291,7 @@ impl<'p> ProfiledStreamParser<'p> {
                     });
                 }
                 None if (!self.calls_sent.is_empty() || self.call_sent_to.is_some())
-                    && self.calls.as_ref().is_some_and(|c| c.field == key) =>
+                    && self.calls_field() == Some(key) =>
                 {
                     let items = value.as_array().map_or(&[][..], Vec::as_slice);
                     debug_assert!(
@@ -327,6 +341,15 @@ impl<'p> ProfiledStreamParser<'p> {
                     });
                 }
             }
+        }
+    }
+
+    /// The field whose calls stream one by one.
+    fn calls_field(&self) -> Option<&str> {
+        match (&self.calls, &self.list) {
+            (Some(scan), _) => Some(scan.field),
+            (None, Some(list)) => Some(list.field),
+            (None, None) => None,
         }
     }
 
@@ -392,6 +415,8 @@ impl<'p> ProfiledStreamParser<'p> {
                     from,
                     started,
                 } => self.text(field, from, started),
+                Phase::AfterContent { at } => self.after_content(at),
+                Phase::Calls { .. } if self.list.is_some() => self.list_calls(),
                 Phase::Calls { next } => self.calls(next),
                 Phase::Held => {}
             }
@@ -532,12 +557,53 @@ impl<'p> ProfiledStreamParser<'p> {
         if let Some((m, marker)) = found {
             if field == REASONING && self.is_reasoning_close(marker) {
                 self.enter(CONTENT, m + marker.len());
-            } else if field == CONTENT && self.calls.is_some() && self.opens_calls(marker) {
-                self.scanned = m + marker.len();
-                self.phase = Phase::Calls { next: m };
+            } else if field == CONTENT && self.calls_field().is_some() && self.opens_calls(marker) {
+                self.enter_calls(m, marker);
+            } else if field == CONTENT && self.calls_field().is_some() && self.calls_after(marker) {
+                self.phase = Phase::AfterContent {
+                    at: m + marker.len(),
+                };
             } else {
                 self.phase = Phase::Held;
             }
+        }
+    }
+
+    /// The calls open at `m`, with `marker` (one of the profile's calls openers).
+    fn enter_calls(&mut self, m: usize, marker: &str) {
+        self.scanned = m + marker.len();
+        self.phase = Phase::Calls { next: m };
+        if let Some(list) = &mut self.list {
+            list.start(m, m + marker.len(), marker);
+        }
+    }
+
+    fn calls_after(&self, marker: &str) -> bool {
+        self.profile
+            .tool_calls
+            .as_ref()
+            .is_some_and(|c| c.after.iter().any(|a| a == marker))
+    }
+
+    /// After a content closer the calls may follow: they open where an opener comes after only
+    /// white space (the root pattern's `\s*` between them); anything else ends the streaming.
+    fn after_content(&mut self, at: usize) {
+        let Some(t) = self.first_text(at) else {
+            return;
+        };
+        let rest = &self.buffer.as_bytes()[t..];
+        let openers = self.profile.tool_calls.iter().flat_map(|c| c.open.iter());
+        let mut maybe = false;
+        for opener in openers {
+            if rest.starts_with(opener.as_bytes()) {
+                let opener: &'p str = opener;
+                self.enter_calls(t, opener);
+                return;
+            }
+            maybe |= opener.as_bytes().starts_with(rest);
+        }
+        if !maybe {
+            self.phase = Phase::Held;
         }
     }
 
@@ -685,6 +751,59 @@ impl<'p> ProfiledStreamParser<'p> {
         } else {
             Phase::Calls { next }
         };
+    }
+
+    /// Streams every item of a JSON list of calls that closes before anything that could end
+    /// the calls' part of the output (see [`ListScan`] for why such an item is final), and the
+    /// raw text of the open item. Only strict streams read the list: a lenient parse salvages
+    /// a list item by item in its own way (a bad item set aside, the ones after it kept), so a
+    /// lenient stream leaves the calls to the final message.
+    fn list_calls(&mut self) {
+        let Some(mut list) = self.list.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let stop = self.call_stop();
+        let limit =
+            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        let mut open = false;
+        let done = loop {
+            match list.next(&self.buffer, limit) {
+                ListStep::Call { start, end, value } => {
+                    let from = match self.call_sent_to.take() {
+                        Some(sent) => sent,
+                        None => {
+                            self.pending.events.push(RawEvent::Open { field: CALLS });
+                            start
+                        }
+                    };
+                    if end > from {
+                        self.pending.events.push(RawEvent::Chunk {
+                            field: CALLS,
+                            start: from,
+                            end,
+                        });
+                    }
+                    self.pending.events.push(RawEvent::Close {
+                        field: CALLS,
+                        value: value.clone(),
+                    });
+                    self.calls_sent.push(value);
+                    self.calls_end = end;
+                }
+                ListStep::Open { start, known } => {
+                    self.send_open_call(start, known);
+                    open = true;
+                    break false;
+                }
+                ListStep::Wait => break false,
+                ListStep::Done => break true,
+            }
+        };
+        self.list = Some(list);
+        if done || (stop.is_some() && !open) {
+            self.phase = Phase::Held;
+        }
     }
 
     /// Sends the raw text of the open call that has arrived and is known to be the call's,
