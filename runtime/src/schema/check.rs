@@ -169,13 +169,21 @@ impl Check {
     pub fn verify(&self, schema: &Schema, text: &str) -> Result<(), ParseError> {
         match self.unread(schema, text).into_iter().next() {
             None => Ok(()),
-            Some(u) => Err(ParseError::not_understood(
-                &format!("/properties/{}", u.field),
-                u.what,
-                u.span,
-                text,
-            )),
+            Some(u) => Err(u.into_error(text)),
         }
+    }
+}
+
+impl Unread {
+    /// The [`ParseErrorKind::NotUnderstood`](crate::ParseErrorKind::NotUnderstood) error a
+    /// strict parse of `text` fails with.
+    pub(crate) fn into_error(self, text: &str) -> ParseError {
+        ParseError::not_understood(
+            &format!("/properties/{}", self.field),
+            self.what,
+            self.span,
+            text,
+        )
     }
 }
 
