@@ -16,9 +16,10 @@
 //! and span and keeps the rest.
 //!
 //! A check reads the output text (and, for the call region and gpt-oss, the schema's own
-//! patterns), so the interpreter, the streams and the generated parsers run the same one. It
-//! looks at output whose schema parse succeeded: what the schema itself refuses is reported by
-//! the schema.
+//! patterns), so the interpreter, the streams and the generated parsers run the same one; the
+//! generated parsers take the call region's and gpt-oss's matches from their own parse instead of
+//! searching again ([`Check::verify_parse`], same verdict). It looks at output whose schema
+//! parse succeeded: what the schema itself refuses is reported by the schema.
 //!
 //! [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
 
