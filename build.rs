@@ -125,16 +125,13 @@ pub mod {name} {{
         crate::Schema::from_json_str(SCHEMA).expect(\"a shipped schema is valid\")
     }});
     /// [`schema_only::parse`], then the family's completeness check.
+    /// The check decides from what the parse read where it can (`Check::verify_parse`).
     pub fn parse<'a>(text: &'a str) -> Result<{ret}, crate::ParseError> {{
-        let message = schema_only::parse(text)?;
-        CHECK.verify(&CHECKED_SCHEMA, text)?;
-        Ok(message)
+        CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse(text))
     }}
     /// [`schema_only::parse_value`], then the family's completeness check.
     pub fn parse_value(text: &str) -> Result<crate::Value, crate::ParseError> {{
-        let message = schema_only::parse_value(text)?;
-        CHECK.verify(&CHECKED_SCHEMA, text)?;
-        Ok(message)
+        CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse_value(text))
     }}
 }}"
         );

@@ -19,6 +19,7 @@ use crate::py::coerce::{self, CoerceError};
 use crate::py::json;
 use crate::py::python_type;
 use crate::pyre::{Captures, PyRegex, Replacement, Substituted};
+use crate::schema::recording;
 /// Generated code names it here (`support::ParserKind::Json`).
 pub use crate::schema::ParserKind;
 
@@ -169,6 +170,7 @@ pub fn search<'t>(
     let found = regex
         .search(text)
         .map_err(|e| ParseError::regex(pointer, e))?;
+    recording::searched(pointer, text, found.as_ref());
     Ok(found.map(|caps| match_content(regex, &caps)))
 }
 
@@ -193,10 +195,18 @@ pub fn iterate<'t>(
     pointer: &str,
 ) -> Result<Option<Content<'t>>, ParseError> {
     let mut items = Vec::new();
+    // The spans, when a completeness check decides from them (see `schema::recording`).
+    let mut spans = recording::wants_matches(pointer, text).then(Vec::new);
     for caps in regex.find_iter(text) {
         let caps = caps.map_err(|e| ParseError::regex(pointer, e))?;
         crate::budget::charge_match(caps.get(0).map_or(0, str::len), pointer)?;
+        if let Some(spans) = &mut spans {
+            spans.push((caps.start(), caps.end()));
+        }
         items.push(match_content(regex, &caps));
+    }
+    if let Some(spans) = &spans {
+        recording::iterated(pointer, text, spans);
     }
     Ok((!items.is_empty()).then_some(Content::List(items)))
 }
@@ -841,5 +851,6 @@ pub fn search_fields<'t>(
     let found = regex
         .search(text)
         .map_err(|e| ParseError::regex(pointer, e))?;
+    recording::searched(pointer, text, found.as_ref());
     Ok(found.map(|captures| Fields::Groups { regex, captures }))
 }

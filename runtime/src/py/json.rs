@@ -131,13 +131,7 @@ impl std::error::Error for JsonError {}
 /// Python's `json.JSONDecoder().raw_decode(text)`: the value that starts at the beginning of
 /// `text` (no leading whitespace) and the byte offset where it ends; `None` where Python raises.
 pub(crate) fn raw_decode(text: &str) -> Option<(Value, usize)> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        deferred: None,
-        max_depth: MAX_DEPTH,
-    };
+    let mut parser = Parser::new(text, MAX_DEPTH);
     let value = parser.parse_value().ok()?;
     match parser.deferred {
         Some(_) => None,
@@ -188,13 +182,7 @@ pub(crate) fn loads_nested(text: &str, max_depth: usize) -> Result<Value, JsonEr
     if text.starts_with('\u{feff}') {
         return Err(Fail::Decode(DecodeMsg::Bom, 0).into_error(text));
     }
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        deferred: None,
-        max_depth,
-    };
+    let mut parser = Parser::new(text, max_depth);
     parser
         .parse_document()
         .map_err(|fail| fail.into_error(text))
@@ -297,7 +285,17 @@ struct Parser<'a> {
     max_depth: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, max_depth: usize) -> Parser<'a> {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            deferred: None,
+            max_depth,
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
@@ -512,6 +510,24 @@ impl Parser<'_> {
     fn parse_string(&mut self) -> Result<String, Fail> {
         let begin = self.pos;
         let bytes = self.bytes;
+        // Most strings have no escape: one allocation of their exact length, without the growth
+        // path of pushing into an empty `String`.
+        let body = begin + 1;
+        let plain = bytes
+            .get(body..)
+            .unwrap_or_default()
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        if let Some(len) = plain {
+            if bytes.get(body + len) == Some(&b'"') {
+                self.pos = body + len + 1;
+                return Ok(self
+                    .text
+                    .get(body..body + len)
+                    .unwrap_or_default()
+                    .to_owned());
+            }
+        }
         let mut out = String::new();
         let mut i = begin + 1;
         loop {

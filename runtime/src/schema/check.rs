@@ -16,9 +16,10 @@
 //! and span and keeps the rest.
 //!
 //! A check reads the output text (and, for the call region and gpt-oss, the schema's own
-//! patterns), so the interpreter, the streams and the generated parsers run the same one. It
-//! looks at output whose schema parse succeeded: what the schema itself refuses is reported by
-//! the schema.
+//! patterns), so the interpreter, the streams and the generated parsers run the same one; the
+//! generated parsers take the call region's and gpt-oss's matches from their own parse instead of
+//! searching again ([`Check::verify_parse`], same verdict). It looks at output whose schema
+//! parse succeeded: what the schema itself refuses is reported by the schema.
 //!
 //! [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
 
@@ -169,13 +170,21 @@ impl Check {
     pub fn verify(&self, schema: &Schema, text: &str) -> Result<(), ParseError> {
         match self.unread(schema, text).into_iter().next() {
             None => Ok(()),
-            Some(u) => Err(ParseError::not_understood(
-                &format!("/properties/{}", u.field),
-                u.what,
-                u.span,
-                text,
-            )),
+            Some(u) => Err(u.into_error(text)),
         }
+    }
+}
+
+impl Unread {
+    /// The [`ParseErrorKind::NotUnderstood`](crate::ParseErrorKind::NotUnderstood) error a
+    /// strict parse of `text` fails with.
+    pub(crate) fn into_error(self, text: &str) -> ParseError {
+        ParseError::not_understood(
+            &format!("/properties/{}", self.field),
+            self.what,
+            self.span,
+            text,
+        )
     }
 }
 
@@ -792,21 +801,33 @@ fn opens_call(s: &str) -> bool {
 
 // --- text between and after iterated calls -----------------------------------------------------
 
+/// The calls' iterator of a schema whose root pattern cuts a `tool_calls` region that the
+/// iterator reads as it is (no pattern or substitution of its own); `None` for other shapes,
+/// where the call-region check has nothing to say.
+pub(crate) fn call_gaps_iterator(schema: &Schema) -> Option<&super::Pattern> {
+    let root = schema.root();
+    let pattern = root.regex.as_deref()?;
+    let calls = root.property("tool_calls")?;
+    let iterator = calls.iterator.as_deref()?;
+    if calls.regex.is_some() || !calls.substitutions.is_empty() {
+        return None;
+    }
+    pattern.regex.group_index("tool_calls")?;
+    Some(iterator)
+}
+
 /// The parts of the `tool_calls` region (the root pattern's group, after the root's
 /// substitutions) outside every match of the calls' iterator that are more than markup and white
 /// space.
 fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
     let mut out = Vec::new();
+    let Some(iterator) = call_gaps_iterator(schema) else {
+        return out;
+    };
     let root = schema.root();
-    let (Some(pattern), Some(calls)) = (&root.regex, root.property("tool_calls")) else {
+    let Some(pattern) = &root.regex else {
         return out;
     };
-    let Some(iterator) = &calls.iterator else {
-        return out;
-    };
-    if calls.regex.is_some() || !calls.substitutions.is_empty() {
-        return out;
-    }
     // No call anywhere in the output: no text among calls. When the calls' pattern is found by
     // a literal search this answers a message without calls in a few instructions, before the
     // root pattern runs. A pattern that any text matches (functionary's `(.+?)(?:>>>|$)`,
@@ -844,30 +865,79 @@ fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
         },
         _ => return out,
     };
-    let mut at = 0;
-    let mut gaps = Vec::new();
+    let mut calls = Vec::new();
     for found in iterator.regex.find_iter(region) {
         let Ok(found) = found else {
             return out;
         };
-        gaps.push((at, found.start()));
-        at = found.end().max(at);
+        calls.push((found.start(), found.end()));
     }
-    gaps.push((at, region.len()));
-    // Where the region is in the output: exact when no substitution rewrote the text before it,
-    // else found by its text.
-    let region_at = slice_offset(text, region);
-    let mut from = 0;
-    for (a, b) in gaps {
+    out = gaps_unread(
+        text,
+        &region_gaps(slice_offset(text, region), region, &calls),
+    );
+    if !literal_first && !out.is_empty() && no_call() {
+        out.clear();
+    }
+    out
+}
+
+/// A part of the calls' region outside every call that is more than markup and white space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RegionGap {
+    /// Where the region starts in the output, when it is a slice of it (no substitution rewrote
+    /// the text before it).
+    region_at: Option<usize>,
+    /// The part's byte range in the region, white space trimmed.
+    range: (usize, usize),
+    /// The part's text, by which it is found in the output when `region_at` is `None` (owned: the
+    /// region may be a rewritten copy that is gone when the check reports).
+    piece: String,
+}
+
+/// The parts of `region` (the root pattern's `tool_calls` group, at `region_at` in the output
+/// when it is a slice of it) outside `calls` (the spans of the calls' iterator matches in it, in
+/// order) that are more than markup and white space.
+pub(crate) fn region_gaps(
+    region_at: Option<usize>,
+    region: &str,
+    calls: &[(usize, usize)],
+) -> Vec<RegionGap> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for call in calls.iter().copied().map(Some).chain([None]) {
+        let (a, b) = match call {
+            Some((start, end)) => {
+                let gap = (at, start);
+                at = end.max(at);
+                gap
+            }
+            None => (at, region.len()),
+        };
         let gap = region.get(a..b).unwrap_or_default();
         if markup_only(gap) {
             continue;
         }
-        let Some((start, end)) = trimmed(gap, a) else {
+        let Some(range) = trimmed(gap, a) else {
             continue;
         };
-        let piece = &region[start..end];
-        let span = match region_at {
+        out.push(RegionGap {
+            region_at,
+            range,
+            piece: region[range.0..range.1].to_owned(),
+        });
+    }
+    out
+}
+
+/// The gaps as [`Unread`] parts of the output.
+pub(crate) fn gaps_unread(text: &str, gaps: &[RegionGap]) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for gap in gaps {
+        let (start, end) = gap.range;
+        let piece = gap.piece.as_str();
+        let span = match gap.region_at {
             Some(offset) => Some((offset + start, offset + end)),
             None => find_text_from(text, piece, from)
                 .or_else(|| find_text_from(text, piece, 0))
@@ -885,17 +955,19 @@ fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
             read_as: ReadAs::Nothing,
         });
     }
-    if !literal_first && !out.is_empty() && no_call() {
-        out.clear();
-    }
     out
 }
 
 /// Where `slice` starts in `text`, when it is a slice of it.
 fn slice_offset(text: &str, slice: &str) -> Option<usize> {
+    offset_in((text.as_ptr() as usize, text.len()), slice)
+}
+
+/// Where `slice` starts in the text at `(address, length)`, when it is a slice of it.
+pub(crate) fn offset_in((address, len): (usize, usize), slice: &str) -> Option<usize> {
     (slice.as_ptr() as usize)
-        .checked_sub(text.as_ptr() as usize)
-        .filter(|&offset| offset + slice.len() <= text.len())
+        .checked_sub(address)
+        .filter(|&offset| offset + slice.len() <= len)
 }
 
 /// Whether `s` is nothing but markup tags (`<…>` without white space inside) and white space.
@@ -996,7 +1068,7 @@ fn harmony_scaffold(piece: &str) -> bool {
 }
 
 fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
-    let mut out = Vec::new();
+    let out = Vec::new();
     let root = schema.root();
     let Some(properties) = root.properties.as_deref() else {
         return out;
@@ -1037,6 +1109,13 @@ fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
     } else {
         &mut spilled
     };
+    outside_read(text, read)
+}
+
+/// The parts of `text` outside the spans `read` (in any order) that are more than the harmony
+/// format's scaffold.
+pub(crate) fn outside_read(text: &str, read: &mut [(usize, usize)]) -> Vec<Unread> {
+    let mut out = Vec::new();
     read.sort_unstable();
     let mut at = 0;
     let gaps = read

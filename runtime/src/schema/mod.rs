@@ -7,6 +7,7 @@
 mod check;
 pub use check::{Check, ReadAs, Unread};
 pub(crate) mod interp;
+pub(crate) mod recording;
 pub use interp::{Lenient, Malformed};
 mod load;
 

@@ -1,0 +1,273 @@
+//! What a generated parse read, kept for its family's completeness check.
+//!
+//! The call-region check ([`Check::CallGaps`]) and gpt-oss's ([`Check::GptOss`]) read the output
+//! with the schema's own patterns: the root pattern (after its substitutions) for the calls'
+//! region and the calls' iterator in it, or each field's pattern and the calls' iterator. A
+//! generated parser has just run exactly those searches over exactly that text, and running them
+//! again was most of the check's cost (hermes' one-call message: 6,300 of 32,000 instructions).
+//! So [`Check::verify_parse`] records, while the generated parse runs, what those searches found
+//! — through the two steps every back end shares ([`support::search`](crate::support::search) and
+//! [`support::iterate`](crate::support::iterate)), told apart by their schema pointer — and
+//! decides from the record. The interpreter's check ([`Check::unread`]) still searches for
+//! itself, and the tests compare the two verdicts.
+//!
+//! The record is per thread (a parse runs on one thread) and only while `verify_parse` runs; a
+//! step outside it costs one thread-local read.
+
+use std::cell::{Cell, RefCell};
+
+use super::check::{
+    call_gaps_iterator, gaps_unread, offset_in, outside_read, region_gaps, RegionGap,
+};
+use super::{Check, Schema, Unread};
+
+thread_local! {
+    /// The check being recorded for; `None` outside [`Check::verify_parse`]. On its own (a
+    /// `Cell` without destructor): the steps of every parse read it, and reading it costs a few
+    /// instructions where reading [`RECORDING`] (which has a destructor to register) costs
+    /// about a hundred.
+    static RECORDING_FOR: Cell<Option<Check>> = const { Cell::new(None) };
+    static RECORDING: Recording = const {
+        Recording {
+            input: Cell::new((0, 0)),
+            root_searched: Cell::new(false),
+            gaps: RefCell::new(None),
+            read: RefCell::new(ReadSpans::EMPTY),
+        }
+    };
+}
+
+/// The pointer of the calls' iterator the call-region check reads.
+const CALLS_ITERATOR: &str = "/properties/tool_calls/x-regex-iterator";
+
+/// What the parse read so far. Cells, not one `RefCell<Option<…>>`: a tiny message's parse
+/// touches only the flags.
+struct Recording {
+    /// The parsed output's address and length: a step's text is the output itself only when
+    /// both are equal (gpt-oss's fields search the whole output).
+    input: Cell<(usize, usize)>,
+    /// [`Check::CallGaps`]: whether the root pattern was searched (with or without a match).
+    root_searched: Cell<bool>,
+    /// [`Check::CallGaps`]: the gaps of the calls' region, once the calls' iterator ran over it.
+    gaps: RefCell<Option<Vec<RegionGap>>>,
+    /// [`Check::GptOss`]: the spans the fields' first matches and the calls' matches cover.
+    read: RefCell<ReadSpans>,
+}
+
+/// Spans, the first sixteen in place: a usual gpt-oss message is recorded without allocating
+/// (its parse allocates nothing when every field borrows from the output).
+struct ReadSpans {
+    inline: [(usize, usize); 16],
+    len: usize,
+    spilled: Vec<(usize, usize)>,
+}
+
+impl ReadSpans {
+    const EMPTY: ReadSpans = ReadSpans {
+        inline: [(0, 0); 16],
+        len: 0,
+        spilled: Vec::new(),
+    };
+
+    fn push(&mut self, span: (usize, usize)) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = span;
+            self.len += 1;
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled.extend_from_slice(&self.inline);
+            }
+            self.spilled.push(span);
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [(usize, usize)] {
+        if self.spilled.is_empty() {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spilled
+        }
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+        self.spilled = Vec::new();
+    }
+}
+
+/// The recording of one parse; ends it when dropped (also when the parse panics).
+struct Guard;
+
+impl Guard {
+    /// Starts recording for `check` over `text`; `None` when a recording is already running on
+    /// this thread (a parse inside the parse: never in generated code), which is left alone.
+    fn start(check: Check, text: &str) -> Option<Guard> {
+        if recording_for().is_some() {
+            return None;
+        }
+        RECORDING_FOR.with(|c| c.set(Some(check)));
+        RECORDING.with(|r| {
+            r.input.set((text.as_ptr() as usize, text.len()));
+            r.root_searched.set(false);
+        });
+        Some(Guard)
+    }
+
+    /// [`Check::unread`] of `text`, from what the parse read.
+    fn unread(&self, schema: &Schema, text: &str) -> Vec<Unread> {
+        RECORDING.with(|r| {
+            let mut out = match recording_for() {
+                Some(Check::CallGaps) => call_gaps_unread(r, schema, text),
+                Some(Check::GptOss) if schema.root().properties.is_some() => {
+                    outside_read(text, r.read.borrow_mut().as_mut_slice())
+                }
+                _ => Vec::new(),
+            };
+            out.sort_by_key(|u| u.span);
+            out
+        })
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        RECORDING_FOR.with(|c| c.set(None));
+        RECORDING.with(|r| {
+            r.gaps.take();
+            r.read.borrow_mut().clear();
+        });
+    }
+}
+
+/// The call-region check from the recorded gaps.
+fn call_gaps_unread(r: &Recording, schema: &Schema, text: &str) -> Vec<Unread> {
+    let gaps = r.gaps.borrow();
+    let gaps = match gaps.as_deref() {
+        Some(gaps) => gaps,
+        // The root pattern ran and the calls' iterator did not: the root cut no `tool_calls`
+        // region (or matched nothing), so no text is among calls.
+        None if r.root_searched.get() => return Vec::new(),
+        // Neither ran as the recording expects: the check searches for itself.
+        None => return Check::CallGaps.unread(schema, text),
+    };
+    if gaps.is_empty() {
+        return Vec::new();
+    }
+    // Only a schema of the check's shape has gaps to report, and only when a call is somewhere
+    // in the output (`call_gaps` asks the same, in another order).
+    let Some(iterator) = call_gaps_iterator(schema) else {
+        return Vec::new();
+    };
+    if !matches!(iterator.regex.search(text), Ok(Some(_))) {
+        return Vec::new();
+    }
+    gaps_unread(text, gaps)
+}
+
+fn recording_for() -> Option<Check> {
+    RECORDING_FOR.with(Cell::get)
+}
+
+fn is_input(recording: &Recording, text: &str) -> bool {
+    recording.input.get() == (text.as_ptr() as usize, text.len())
+}
+
+/// `/properties/NAME/x-regex` of a root property.
+fn is_field_pattern(pointer: &str) -> bool {
+    pointer
+        .strip_prefix("/properties/")
+        .and_then(|rest| rest.strip_suffix("/x-regex"))
+        .is_some_and(|name| !name.contains('/'))
+}
+
+/// Whether the iterator at `pointer` running over `text` is one the recording keeps: the caller
+/// then collects its matches' spans for [`iterated`].
+pub(crate) fn wants_matches(pointer: &str, text: &str) -> bool {
+    match recording_for() {
+        Some(Check::CallGaps) => pointer == CALLS_ITERATOR,
+        Some(Check::GptOss) => {
+            pointer
+                .strip_suffix("-iterator")
+                .is_some_and(is_field_pattern)
+                && RECORDING.with(|r| is_input(r, text))
+        }
+        _ => false,
+    }
+}
+
+/// The matches (spans in `text`) of the iterator at `pointer`, which [`wants_matches`] asked for.
+pub(crate) fn iterated(pointer: &str, text: &str, spans: &[(usize, usize)]) {
+    let Some(check) = recording_for() else {
+        return;
+    };
+    RECORDING.with(|r| match check {
+        Check::CallGaps if pointer == CALLS_ITERATOR => {
+            // The region is the text the calls' iterator ran over: the root group, as the check
+            // cuts it.
+            let region_at = offset_in(r.input.get(), text);
+            *r.gaps.borrow_mut() = Some(region_gaps(region_at, text, spans));
+        }
+        Check::GptOss => {
+            let mut read = r.read.borrow_mut();
+            for &span in spans {
+                read.push(span);
+            }
+        }
+        _ => {}
+    });
+}
+
+/// A search of the pattern at `pointer` over `text` ran, and found `found`.
+pub(crate) fn searched(pointer: &str, text: &str, found: Option<&crate::pyre::Captures<'_>>) {
+    let Some(check) = recording_for() else {
+        return;
+    };
+    RECORDING.with(|r| match check {
+        Check::CallGaps if pointer == "/x-regex" => r.root_searched.set(true),
+        Check::GptOss if is_field_pattern(pointer) && is_input(r, text) => {
+            if let Some(found) = found {
+                r.read.borrow_mut().push((found.start(), found.end()));
+            }
+        }
+        _ => {}
+    });
+}
+
+impl Check {
+    /// `parse()` (a generated parser's schema-only parse of `text`), then this check, deciding
+    /// from what the parse read where it can instead of searching again: the same verdict as
+    /// [`Check::verify`] after it. The call-region and gpt-oss checks record the searches of
+    /// the generated parse (through the steps every back end shares); the others search for
+    /// themselves.
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// let schema = chatparse_runtime::Schema::from_json_str(r#"{"type": "object"}"#)?;
+    /// let parse = || Ok::<_, chatparse_runtime::ParseError>(1);
+    /// assert_eq!(Check::CallGaps.verify_parse(&schema, "Hi", parse)?, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn verify_parse<T>(
+        &self,
+        schema: &Schema,
+        text: &str,
+        parse: impl FnOnce() -> Result<T, crate::ParseError>,
+    ) -> Result<T, crate::ParseError> {
+        let guard = match self {
+            Check::CallGaps | Check::GptOss => Guard::start(*self, text),
+            _ => None,
+        };
+        let Some(guard) = guard else {
+            // Not recorded (another family, or a parse inside a parse): search as the
+            // interpreter does.
+            let message = parse()?;
+            self.verify(schema, text)?;
+            return Ok(message);
+        };
+        let message = parse()?;
+        match guard.unread(schema, text).into_iter().next() {
+            None => Ok(message),
+            Some(u) => Err(u.into_error(text)),
+        }
+    }
+}
