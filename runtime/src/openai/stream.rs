@@ -78,7 +78,7 @@ impl Region {
                 }
                 // Trailing whitespace waits for text after it; the held whitespace goes out
                 // with that text, in one delta. The buffer is reused: no allocation per chunk.
-                let keep = trailing_space_start(t);
+                let keep = t.trim_end_matches(is_space).len();
                 if keep == 0 {
                     self.pending_ws.push_str(t);
                 } else if self.pending_ws.is_empty() {
@@ -113,24 +113,6 @@ impl Region {
             }
         }
     }
-}
-
-/// Where the whitespace (Python's `str.isspace`) at the end of `t` starts. Chunks are short and
-/// mostly ASCII: bytes are looked at one by one, and only a multi-byte character is decoded.
-#[inline]
-fn trailing_space_start(t: &str) -> usize {
-    let bytes = t.as_bytes();
-    let mut keep = bytes.len();
-    while let Some(&b) = keep.checked_sub(1).and_then(|i| bytes.get(i)) {
-        if !b.is_ascii() {
-            return t[..keep].trim_end_matches(is_space).len();
-        }
-        if !is_space(b as char) {
-            break;
-        }
-        keep -= 1;
-    }
-    keep
 }
 
 /// A call that was sent.
@@ -519,9 +501,10 @@ fn chunk_json(delta: Delta<'_>, options: &Options) -> Value {
 }
 
 impl State {
-    /// A chunk of text for the last region opened, which is where nearly every chunk goes: the
-    /// general path's [`Region::on_text`] without looking the region up by name. Returns whether
-    /// the chunk was taken (a text region's, the last one opened).
+    /// A chunk of text for the last region opened, when nothing about it needs the general
+    /// path: a region of the output (not the prompt's) whose text is kept as written, or stripped
+    /// with its start already sent and a chunk whose trailing whitespace is ASCII (so it is found
+    /// without decoding). Returns whether the chunk was sent; the result is the general path's.
     #[inline]
     fn text_fast(&mut self, field: &str, text: &str, sink: &mut Sink<'_>) -> bool {
         let State {
@@ -533,15 +516,59 @@ impl State {
         let Some(region) = regions.last_mut() else {
             return false;
         };
-        let out = match region.kind {
-            FieldKind::Content => content,
-            FieldKind::Reasoning => reasoning,
-            _ => return false,
-        };
-        if region.field != field {
+        if region.muted.is_some() || region.field != field || text.is_empty() {
             return false;
         }
-        region.on_text(text, out, sink);
+        let is_content = match region.kind {
+            FieldKind::Content => true,
+            FieldKind::Reasoning => false,
+            _ => return false,
+        };
+        let out = if is_content { content } else { reasoning };
+        let delta = |text| {
+            if is_content {
+                Delta::Content(text)
+            } else {
+                Delta::Reasoning(text)
+            }
+        };
+        match region.mode {
+            TextMode::Kept => {
+                out.push_str(text);
+                sink(delta(text));
+            }
+            TextMode::Stripped if region.started => {
+                let bytes = text.as_bytes();
+                let mut keep = bytes.len();
+                while keep > 0 && bytes[keep - 1].is_ascii() && is_space(bytes[keep - 1] as char) {
+                    keep -= 1;
+                }
+                if keep > 0 && !bytes[keep - 1].is_ascii() {
+                    // A multi-byte character might be a space: the general path decodes it.
+                    let last = text[..keep].chars().next_back();
+                    if last.is_some_and(is_space) {
+                        return false;
+                    }
+                }
+                if keep == 0 {
+                    region.pending_ws.push_str(text);
+                    return true;
+                }
+                // The held whitespace goes out with the text after it, in one delta.
+                let pending = &mut region.pending_ws;
+                if pending.is_empty() {
+                    out.push_str(&text[..keep]);
+                    sink(delta(&text[..keep]));
+                } else {
+                    pending.push_str(&text[..keep]);
+                    out.push_str(pending);
+                    sink(delta(pending));
+                    pending.clear();
+                }
+                pending.push_str(&text[keep..]);
+            }
+            _ => return false,
+        }
         true
     }
 
@@ -923,29 +950,5 @@ impl State {
             calls,
             &self.options,
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::trailing_space_start;
-
-    /// Expectations: `len(s.rstrip().encode())` in Python 3.11 (`str.rstrip()` strips what
-    /// `str.isspace()` accepts).
-    #[test]
-    fn trailing_space_is_found_as_python_strips_it() {
-        for (text, keep) in [
-            ("a \t", 1),
-            ("ab\u{3000}", 2),
-            ("\u{e9} ", 2),
-            ("", 0),
-            ("   ", 0),
-            ("a\u{85}", 1),
-            ("x\u{a0}\n", 1),
-            ("\u{2028}", 0),
-            ("a\u{1c}", 1),
-        ] {
-            assert_eq!(trailing_space_start(text), keep, "{text:?}");
-        }
     }
 }
