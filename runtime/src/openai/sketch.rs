@@ -166,6 +166,7 @@ impl CallShape {
             kind: ShapeKind::JsonObject,
             streams_arguments: true,
             parameter_end: String::new(),
+            string_values: None,
         })
     }
 
