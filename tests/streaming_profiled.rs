@@ -776,22 +776,34 @@ fn calls_stream_as_each_closes() {
 /// A content-then-calls schema whose calls are the matches of `iterator`, each kept as its raw
 /// text (the capture runs from the opener through the closer), with its stream profile.
 fn calls_spec(iterator: &str) -> Spec {
+    calls_spec_with(
+        r"^\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:(?P<tool_calls><calls>(?:.*?\S)??)\s*)?(?:<end>|$)",
+        iterator,
+        r#"["<end>"]"#,
+    )
+    .unwrap()
+}
+
+/// A schema whose root pattern `root` has `content` and `tool_calls` groups, the calls the
+/// matches of `iterator` (strings), with a profile whose calls open at `<calls>` and whose
+/// markers are `markers` (a JSON list); the profile's refusal, if any.
+fn calls_spec_with(root: &str, iterator: &str, markers: &str) -> Result<Spec, String> {
     let schema = serde_json::json!({
         "type": "object",
-        "x-regex": r"^\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:(?P<tool_calls><calls>(?:.*?\S)??)\s*)?(?:<end>|$)",
+        "x-regex": root,
         "properties": {
             "content": {"type": "string"},
             "tool_calls": {"type": "array", "x-regex-iterator": iterator, "items": {"type": "string"}}
         }
     });
+    let profile = format!(
+        r#"{{"content": {{"field": "content"}},
+            "tool_calls": {{"field": "tool_calls", "open": ["<calls>"]}}, "markers": {markers}}}"#
+    );
     Spec::from_json_str(&schema.to_string())
         .unwrap()
-        .with_stream_profile(
-            r#"{"content": {"field": "content"},
-                "tool_calls": {"field": "tool_calls", "open": ["<calls>"]}, "markers": ["<end>"]}"#,
-            "<profile>",
-        )
-        .unwrap()
+        .with_stream_profile(&profile, "<profile>")
+        .map_err(|e| e.to_string())
 }
 
 /// `\b` after the openers (Unicode and ASCII word characters), several openers tried in pattern
@@ -918,23 +930,12 @@ fn word_boundaries_and_several_openers_stream_as_the_regex_reads_them() {
 #[test]
 fn calls_that_cannot_stream_one_by_one_are_refused() {
     let spec = |iterator: &str| {
-        let schema = serde_json::json!({
-            "type": "object",
-            "x-regex": r"^(?P<content>.*?)(?P<tool_calls><calls>.*)?$",
-            "properties": {
-                "content": {"type": "string"},
-                "tool_calls": {"type": "array", "x-regex-iterator": iterator, "items": {"type": "string"}}
-            }
-        });
-        Spec::from_json_str(&schema.to_string())
-            .unwrap()
-            .with_stream_profile(
-                r#"{"content": {"field": "content"},
-                    "tool_calls": {"field": "tool_calls", "open": ["<calls>"]}, "markers": []}"#,
-                "<profile>",
-            )
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        calls_spec_with(
+            r"^(?P<content>.*?)(?P<tool_calls><calls>.*)?$",
+            iterator,
+            "[]",
+        )
+        .map(|_| ())
     };
     assert_eq!(spec(r"<a>(.*?)(?:</a>|$)"), Ok(()));
     assert_eq!(spec(r"((?:<a>|<b>).*?(?:</a>|$))"), Ok(()));
