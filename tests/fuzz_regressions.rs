@@ -38,6 +38,20 @@ fn seeded_cuts(text: &str, seed: u8) -> Vec<usize> {
     cuts
 }
 
+/// A kept `spec_load_parse` input (`tests/fuzz_regressions/NAME`): its seed, spec text and
+/// output.
+fn spec_load_parse_input(name: &str) -> (u8, String, String) {
+    let data = std::fs::read(repo_root().join("tests/fuzz_regressions").join(name)).unwrap();
+    let (&seed, rest) = data.split_first().unwrap();
+    let nul = rest.iter().position(|&b| b == 0).unwrap();
+    let spec_text = std::str::from_utf8(&rest[..nul]).unwrap().to_owned();
+    (
+        seed,
+        spec_text,
+        String::from_utf8_lossy(&rest[nul + 1..]).into_owned(),
+    )
+}
+
 /// Streams `text` cut at `cuts` (ascending byte offsets); the final message or the error text.
 fn streamed(spec: &Spec, text: &str, cuts: &[usize]) -> Result<Value, String> {
     let mut stream = spec.stream(None, None).map_err(|e| e.to_string())?;
@@ -76,13 +90,8 @@ fn assert_chunking_invariant(spec: &Spec, text: &str, seed: u8) {
 
 #[test]
 fn close_pattern_alternative_inside_another_split_by_a_chunk() {
-    let path = repo_root().join("tests/fuzz_regressions/spec_load_parse-close-pattern-split");
-    let data = std::fs::read(path).unwrap();
-    let (&seed, rest) = data.split_first().unwrap();
-    let nul = rest.iter().position(|&b| b == 0).unwrap();
-    let spec_text = std::str::from_utf8(&rest[..nul]).unwrap();
-    let output = String::from_utf8_lossy(&rest[nul + 1..]);
-    let spec = Spec::from_json_str(spec_text).unwrap();
+    let (seed, spec_text, output) = spec_load_parse_input("spec_load_parse-close-pattern-split");
+    let spec = Spec::from_json_str(&spec_text).unwrap();
     // The close pattern's alternatives include `im_end` and `>`, both inside `<|im_end|>`.
     assert!(spec_text.contains(r"<\\|im_end\\|>|<\\|endoftext\\|>|<\\<|im_end|>"));
     assert_chunking_invariant(&spec, &output, seed);
@@ -171,13 +180,9 @@ fn lenient_parse_of_a_schema_whose_root_is_not_an_object() {
 /// more text decides it, and ends with the one-shot result.
 #[test]
 fn dollar_before_a_final_newline_is_held_until_decided() {
-    let path =
-        repo_root().join("tests/fuzz_regressions/spec_load_parse-dollar-before-final-newline");
-    let data = std::fs::read(path).unwrap();
-    let (&seed, rest) = data.split_first().unwrap();
-    let nul = rest.iter().position(|&b| b == 0).unwrap();
-    let spec = Spec::from_json_str(std::str::from_utf8(&rest[..nul]).unwrap()).unwrap();
-    let output = String::from_utf8_lossy(&rest[nul + 1..]);
+    let (seed, spec_text, output) =
+        spec_load_parse_input("spec_load_parse-dollar-before-final-newline");
+    let spec = Spec::from_json_str(&spec_text).unwrap();
     assert!(output.contains("\n\n<tool_call>\n{"));
     assert_chunking_invariant(&spec, &output, seed);
 
