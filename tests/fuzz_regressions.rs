@@ -218,22 +218,68 @@ fn dollar_before_a_final_newline_is_held_until_decided() {
 /// read the properties as regions and failed on their JSON. Such a root does not stream.
 #[test]
 fn untyped_root_is_not_streamed_as_fields() {
-    let path = repo_root().join("tests/fuzz_regressions/spec_load_parse-untyped-root-streams");
-    let data = std::fs::read(path).unwrap();
-    let (&seed, rest) = data.split_first().unwrap();
-    let nul = rest.iter().position(|&b| b == 0).unwrap();
-    let spec = Spec::from_json_str(std::str::from_utf8(&rest[..nul]).unwrap()).unwrap();
-    let output = String::from_utf8_lossy(&rest[nul + 1..]);
+    let (_seed, spec_text, output) = spec_load_parse_input("spec_load_parse-untyped-root-streams");
+    let spec = Spec::from_json_str(&spec_text).unwrap();
     assert_eq!(
         spec.parse(&output).unwrap(),
         Value::String(output.to_string())
     );
-    let _ = seed;
     let refused = spec.stream(None, None).err().map(|e| e.to_string());
     assert!(
         refused
             .as_deref()
             .is_some_and(|e| e.contains("the root is not an object")),
         "{refused:?}"
+    );
+}
+
+/// `openai_deltas` found (input kept in tests/fuzz_regressions/openai_deltas-gemma4-call-then-channel:
+/// byte 0 picks `gemma4`, byte 1 is seed 1, one character per chunk): a Gemma 4 output that
+/// begins with a call and goes on with `<|channel>thought`. Gemma 4's root substitution moves
+/// the text after leading calls in front of them, so the one-shot parse reads everything as
+/// reasoning and has no call (as transformers does: see
+/// `streaming_profiled::gemma4_leading_calls_wait_for_the_text_after_them`); the stream had sent
+/// the call's start and failed with `StreamedCallChanged`. Leading calls now wait for the text
+/// after them.
+#[test]
+fn gemma4_leading_call_then_reasoning_opener_is_never_sent() {
+    use chatparse::runtime::openai::{self, CounterIds, DeltaStream, Options};
+    let data = std::fs::read(
+        repo_root().join("tests/fuzz_regressions/openai_deltas-gemma4-call-then-channel"),
+    )
+    .unwrap();
+    assert_eq!(data[1], 1);
+    let text = String::from_utf8_lossy(&data[2..]);
+    assert!(text.starts_with("<|tool_call>") && text.contains("<tool_call|><|channel>thought"));
+    let spec = chatparse::shipped::spec("gemma4").unwrap().unwrap();
+    let one_shot = openai::parse(
+        &spec,
+        &text,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    assert!(one_shot.get("tool_calls").is_none(), "{one_shot}");
+    let mut stream = DeltaStream::from_spec(
+        &spec,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    let mut sent = Vec::new();
+    for (i, c) in text.char_indices() {
+        sent.extend(stream.feed(&text[i..i + c.len_utf8()]).unwrap());
+    }
+    let (last, message) = stream.finish().unwrap();
+    sent.extend(last);
+    assert!(same_value(&message, &one_shot), "{message} != {one_shot}");
+    assert!(
+        sent.iter()
+            .all(|chunk| chunk["delta"].get("tool_calls").is_none()),
+        "a call was sent: {sent:?}"
     );
 }

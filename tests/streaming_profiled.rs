@@ -395,6 +395,7 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "<TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"a\": \"x\"}}, {\"name\": \"g\", \"arguments\": {}}]</TOOLCALL>",
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|/tool_call|>\n<|tool_call|>[{\"name\": \"g\", \"arguments\": {}}, {\"name\": \"h\", \"arguments\": {\"s\": \"<|/tool_call|><|tool_call|>\"}}]<|/tool_call|>",
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {}}<|/tool_call|>",
+            "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
         let opens: Vec<&String> = opens.collect();
@@ -956,4 +957,137 @@ fn calls_that_cannot_stream_one_by_one_are_refused() {
         );
         assert!(err.contains(why), "{iterator}: {err}");
     }
+}
+
+/// Gemma 4's calls at the start of the output wait for the text after them (its profile's
+/// `tool_calls.leading`): the root substitution moves that text in front of the calls, and a
+/// reasoning opener there makes the root pattern read the calls as reasoning. The expected
+/// messages are transformers 5.10.4's `recursive_parse` of each output (with a prompt: of the
+/// prompt's tail `<|channel>thought\n<channel|>` followed by the output, which is what Gemma 4's
+/// template writes with thinking off and what the stream reads from the prompt). At every split
+/// point the streamed calls are the final ones; the calls stream before the end where the text
+/// after them decides it, or where the prompt put a closed reasoning block in front of them
+/// (counted in one-byte feeds); and the same profile without `leading` sends a call that the
+/// final message does not have.
+#[test]
+fn gemma4_leading_calls_wait_for_the_text_after_them() {
+    const CALL: &str = "<|tool_call>call:f{a:1}<tool_call|>";
+    const CALL_G: &str = "<|tool_call>call:g{b:<|\"|>x<|\"|>}<tool_call|>";
+    const PROMPT: &str = "<|turn>model\n<|channel>thought\n<channel|>";
+    let f =
+        chatparse::json!({"type": "function", "function": {"name": "f", "arguments": {"a": 1}}});
+    let g =
+        chatparse::json!({"type": "function", "function": {"name": "g", "arguments": {"b": "x"}}});
+    let cases = [
+        (
+            None,
+            format!("{CALL}<|channel>thought hi"),
+            chatparse::json!({"role": "assistant", "reasoning_content": format!("hi{CALL}")}),
+            0,
+        ),
+        (
+            None,
+            format!("{CALL} <|channel>thought hi<channel|>ok"),
+            chatparse::json!({"role": "assistant", "content": "ok", "reasoning_content": "hi", "tool_calls": [f]}),
+            0,
+        ),
+        (
+            None,
+            format!("{CALL}<|channel>thought hi<turn|>"),
+            chatparse::json!({"role": "assistant", "reasoning_content": format!("hi{CALL}")}),
+            0,
+        ),
+        (
+            None,
+            format!("{CALL}<|channel>thoughX"),
+            chatparse::json!({"role": "assistant", "content": "<|channel>thoughX", "tool_calls": [f]}),
+            1,
+        ),
+        (
+            None,
+            format!(" {CALL}\n{CALL_G}Hi<|channel>thought"),
+            chatparse::json!({"role": "assistant", "content": "Hi<|channel>thought", "tool_calls": [f, g]}),
+            2,
+        ),
+        (
+            None,
+            format!("{CALL}\n{CALL_G}\n<|channel>thought x"),
+            chatparse::json!({"role": "assistant", "reasoning_content": format!("x{CALL}\n{CALL_G}")}),
+            0,
+        ),
+        (
+            None,
+            format!("{CALL}<|tool_response>"),
+            chatparse::json!({"role": "assistant", "tool_calls": [f]}),
+            1,
+        ),
+        (
+            None,
+            format!("{CALL}Done."),
+            chatparse::json!({"role": "assistant", "content": "Done.", "tool_calls": [f]}),
+            1,
+        ),
+        (
+            None,
+            CALL.to_owned(),
+            chatparse::json!({"role": "assistant", "tool_calls": [f]}),
+            0,
+        ),
+        (
+            Some(PROMPT),
+            format!("{CALL}<|channel>thought hi"),
+            chatparse::json!({"role": "assistant", "content": "<|channel>thought hi", "tool_calls": [f]}),
+            1,
+        ),
+        (
+            Some(PROMPT),
+            CALL.to_owned(),
+            chatparse::json!({"role": "assistant", "tool_calls": [f]}),
+            1,
+        ),
+    ];
+    let shipped = chatparse::shipped::spec("gemma4").unwrap().unwrap();
+    let profile =
+        std::fs::read_to_string(support::repo_root().join("schemas/streaming/gemma4.json"))
+            .unwrap();
+    let mut without: serde_json::Value = serde_json::from_str(&profile).unwrap();
+    without["tool_calls"]
+        .as_object_mut()
+        .unwrap()
+        .remove("leading")
+        .expect("gemma4's profile holds its leading calls");
+    let schema = std::fs::read_to_string(support::repo_root().join("schemas/gemma4.json")).unwrap();
+    let sabotaged = Spec::from_json_str(&schema)
+        .unwrap()
+        .with_stream_profile(&without.to_string(), "<profile without leading>")
+        .unwrap();
+    let mut rng = Rng(0x6e33_4a11);
+    let mut failures = Vec::new();
+    let mut sabotage_caught = 0;
+    for (prompt, input, reference, early) in &cases {
+        let one_shot = match prompt {
+            Some(p) => shipped.parse_with_prefix(input, p),
+            None => shipped.parse(input),
+        }
+        .unwrap();
+        assert!(
+            same_value(&one_shot, reference),
+            "{input:?}: {one_shot} != reference {reference}"
+        );
+        let cuts = chunkings(input, &mut rng, 0);
+        failures.extend(check("gemma4", &shipped, *prompt, input, &cuts));
+        let one_byte: Vec<usize> = char_boundaries(input).into_iter().skip(1).collect();
+        let got = stream(&shipped, *prompt, input, &one_byte).early_calls;
+        if got != *early {
+            failures.push(format!(
+                "{input:?}: {got} calls before the end, want {early}"
+            ));
+        }
+        sabotage_caught +=
+            usize::from(check("gemma4", &sabotaged, *prompt, input, &cuts).is_some());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The calls followed by a reasoning opener (cases 1, 3 and 6) are sent by a stream that does
+    // not wait.
+    assert_eq!(sabotage_caught, 3);
 }

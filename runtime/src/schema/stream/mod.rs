@@ -65,8 +65,8 @@ use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::Event;
 use crate::support::{self, Content};
 pub use profile::{
-    CallsProfile, ContentProfile, ListBlocks, ListProfile, ReasoningProfile, StreamProfile,
-    Untagged,
+    CallsProfile, ContentProfile, LeadingCalls, ListBlocks, ListProfile, ReasoningProfile,
+    StreamProfile, Untagged,
 };
 pub use profiled::ProfiledStreamParser;
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};

@@ -106,6 +106,31 @@ pub struct CallsProfile {
     /// `x-parser: json`, rather than `x-regex-iterator` matches: each item streams as its object
     /// closes.
     pub list: Option<ListProfile>,
+    /// Set when calls that open the output can still be read as something else, depending on
+    /// the text after them (see [`LeadingCalls`]).
+    pub leading: Option<LeadingCalls>,
+}
+
+/// Calls at the very start of the output (only white space before the first opener) whose
+/// fate the text after them decides: `"leading": {"close": "…", "held_by": […]}`.
+///
+/// Gemma 4's root substitution (`^(\s*(?:<\|channel>.*?(?:<channel\|>|$)\s*)?)((?:<\|tool_call>.*?<tool_call\|>\s*)+)(.*?)…`
+/// → `\1\3\2\4`) moves the text written after a run of leading calls in front of them. If that
+/// text begins with the reasoning opener `<|channel>thought`, the root pattern then reads the
+/// calls as part of the reasoning (transformers: `<|tool_call>call:f{a:1}<tool_call|><|channel>thought hi`
+/// is `{"reasoning_content": "hi<|tool_call>call:f{a:1}<tool_call|>"}`). So such calls are
+/// held, start included, until the first text after the run (past white space and further
+/// blocks from a calls opener to `close`) shows it begins with none of `held_by`; if it begins
+/// with one, they come with the final message. A prompt whose tail is a closed reasoning block
+/// (Gemma's `<|channel>thought\n<channel|>` with thinking off) puts that block before the calls,
+/// and they stream at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeadingCalls {
+    /// The literal a block of the run ends at (its first occurrence after the opener, as the
+    /// substitution's lazy `.*?` finds it).
+    pub close: String,
+    /// The literals that, beginning the text after the run, make the calls something else.
+    pub held_by: Vec<String>,
 }
 
 /// The JSON list of a [`CallsProfile`]: `"list": {"cut": […], "ids_after_arguments": true}`.
@@ -292,7 +317,8 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 4] = ["field", "open", "after", "list"];
+const CALLS_KEYS: [&str; 5] = ["field", "open", "after", "list", "leading"];
+const LEADING_KEYS: [&str; 2] = ["close", "held_by"];
 const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
 const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
 
@@ -372,12 +398,42 @@ fn load_calls(
     let after = object
         .get("after")
         .map_or_else(Vec::new, |v| literals(v, "/tool_calls/after", diags));
+    let leading = match object.get("leading") {
+        None => None,
+        Some(value) => load_leading(value, diags),
+    };
     Some(CallsProfile {
         field,
         open,
         after,
         list,
+        leading,
     })
+}
+
+fn load_leading(value: &Value, diags: &mut Diagnostics) -> Option<LeadingCalls> {
+    let at = "/tool_calls/leading";
+    let object = object_with_keys(value, at, &LEADING_KEYS, diags)?;
+    let Some(close) = object.get("close") else {
+        diags.error(
+            format!("{at}/close"),
+            "missing",
+            "the literal each leading call's block ends at, e.g. \"<tool_call|>\"",
+        );
+        return None;
+    };
+    let close = literal(close, &format!("{at}/close"), diags)?;
+    let held_by = object
+        .get("held_by")
+        .map_or_else(Vec::new, |v| literals(v, &format!("{at}/held_by"), diags));
+    if held_by.is_empty() {
+        diags.error(
+            format!("{at}/held_by"),
+            "no literal holds the leading calls",
+            "list the literals that, written after the calls, change them, e.g. [\"<|channel>thought\"]",
+        );
+    }
+    Some(LeadingCalls { close, held_by })
 }
 
 const REASONING_KEYS: [&str; 6] = [

@@ -91,6 +91,24 @@ enum Phase {
     Held,
 }
 
+/// How far the run of calls that opened the output has been read: up to `at`, inside a block
+/// (its closer not yet seen) or after one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LeadingRun {
+    at: usize,
+    in_block: bool,
+}
+
+/// What the text after a run of leading calls has decided so far.
+enum LeadingVerdict {
+    /// Not yet: the run may go on, or the text after it has not shown how it begins.
+    Wait,
+    /// The calls are calls: they stream as any others.
+    Calls,
+    /// The text after the run may turn the calls into something else; the final message says.
+    Held,
+}
+
 /// What has been streamed of one text field: `buffer[start..end]`, contiguous.
 #[derive(Debug, Clone, Copy, Default)]
 struct Streamed {
@@ -135,6 +153,9 @@ pub struct ProfiledStreamParser<'p> {
     /// streams send a call's text as it arrives, so adapters can read its name and arguments
     /// before it closes).
     call_sent_to: Option<usize>,
+    /// Set while calls that open the output wait for the text after them (see
+    /// [`LeadingCalls`](super::profile::LeadingCalls)).
+    leading: Option<LeadingRun>,
     /// `buffer[.0..end]` is known to be whitespace up to `.1` (see `first_text`).
     spaces: (usize, usize),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
@@ -181,6 +202,7 @@ impl<'p> ProfiledStreamParser<'p> {
             closer_from: 0,
             raw_next: None,
             call_sent_to: None,
+            leading: None,
             spaces: (usize::MAX, 0),
             lenient: false,
             pending: Pending::default(),
@@ -416,6 +438,7 @@ impl<'p> ProfiledStreamParser<'p> {
                     started,
                 } => self.text(field, from, started),
                 Phase::AfterContent { at } => self.after_content(at),
+                Phase::Calls { next } if self.leading.is_some() => self.leading_calls(next),
                 Phase::Calls { .. } if self.list.is_some() => self.list_calls(),
                 Phase::Calls { next } => self.calls(next),
                 Phase::Held => {}
@@ -573,8 +596,89 @@ impl<'p> ProfiledStreamParser<'p> {
     fn enter_calls(&mut self, m: usize, marker: &str) {
         self.scanned = m + marker.len();
         self.phase = Phase::Calls { next: m };
+        let leading = self
+            .profile
+            .tool_calls
+            .as_ref()
+            .and_then(|c| c.leading.as_ref());
+        if leading.is_some() && self.buffer[..m].chars().all(is_space) {
+            self.leading = Some(LeadingRun {
+                at: m + marker.len(),
+                in_block: true,
+            });
+        }
         if let Some(list) = &mut self.list {
             list.start(m, m + marker.len(), marker);
+        }
+    }
+
+    /// Calls that opened the output stream once the text after their run shows it cannot make
+    /// them something else (see [`LeadingCalls`](super::profile::LeadingCalls)); until then
+    /// nothing of them is sent, not even an open call's start.
+    fn leading_calls(&mut self, next: usize) {
+        match self.leading_verdict() {
+            LeadingVerdict::Wait => {}
+            LeadingVerdict::Held => self.phase = Phase::Held,
+            LeadingVerdict::Calls => {
+                self.leading = None;
+                if self.list.is_some() {
+                    self.list_calls();
+                } else {
+                    self.calls(next);
+                }
+            }
+        }
+    }
+
+    /// Follows the run of leading calls as the substitution reads it: blocks from a calls
+    /// opener to the first `close`, each followed by white space, then the text after the run.
+    fn leading_verdict(&mut self) -> LeadingVerdict {
+        let (Some(calls), Some(mut run)) = (self.profile.tool_calls.as_ref(), self.leading) else {
+            return LeadingVerdict::Calls;
+        };
+        let Some(leading) = calls.leading.as_ref() else {
+            return LeadingVerdict::Calls;
+        };
+        loop {
+            if run.in_block {
+                let close = leading.close.as_bytes();
+                let Some(i) = memmem::find(&self.buffer.as_bytes()[run.at..], close) else {
+                    // A closer cut by the end of the buffer is found again next time.
+                    let resume = self.buffer.len().saturating_sub(close.len() - 1);
+                    run.at = run.at.max(resume);
+                    self.leading = Some(run);
+                    return LeadingVerdict::Wait;
+                };
+                run = LeadingRun {
+                    at: run.at + i + close.len(),
+                    in_block: false,
+                };
+            }
+            let Some(t) = self.first_text(run.at) else {
+                self.leading = Some(run);
+                return LeadingVerdict::Wait;
+            };
+            let rest = &self.buffer.as_bytes()[t..];
+            if let Some(open) = calls.open.iter().find(|o| rest.starts_with(o.as_bytes())) {
+                run = LeadingRun {
+                    at: t + open.len(),
+                    in_block: true,
+                };
+                continue;
+            }
+            if leading
+                .held_by
+                .iter()
+                .any(|h| rest.starts_with(h.as_bytes()))
+            {
+                return LeadingVerdict::Held;
+            }
+            let arriving = calls.open.iter().chain(&leading.held_by);
+            if arriving.into_iter().any(|l| l.as_bytes().starts_with(rest)) {
+                self.leading = Some(run);
+                return LeadingVerdict::Wait;
+            }
+            return LeadingVerdict::Calls;
         }
     }
 
