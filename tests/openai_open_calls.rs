@@ -411,6 +411,86 @@ fn starts_go_out_before_dialect_arguments() {
     assert_eq!(covered, ["deepseek_v3_2", "gemma4"]);
 }
 
+/// Gemma 4's dialect calls (`call:NAME{key:<|"|>text<|"|>,n:3}`): the arguments' compact JSON
+/// grows one top-level parameter at a time, as the `,` after each arrives. Fed one byte at a
+/// time, every conformance output with a call sends, before the first call's closing `}`, exactly
+/// the final `arguments` (which the conformance suite checks against transformers) less its last
+/// parameter: `{"k1":v1,…` for all but the last key, nothing for a single one; and every
+/// fragment extends the ones before as a prefix of the final text. Outputs that begin with their
+/// calls are fed after the thinking-off prompt's tail (`<|channel>thought\n<channel|>`).
+#[test]
+fn dialect_parameters_stream_one_at_a_time() {
+    let spec = chatparse::shipped::spec("gemma4").unwrap().unwrap();
+    let mut checked = 0;
+    let mut with_parameters_early = 0;
+    for suite in load_suites() {
+        if suite.shipped_name() != Some("gemma4") {
+            continue;
+        }
+        for case in &suite.cases {
+            let input = case.input.as_str();
+            let leading = input.trim_start().starts_with("<|tool_call>");
+            let prompt = leading.then_some("<|turn>model\n<|channel>thought\n<channel|>");
+            let Ok(message) = parse_counter(&spec, input, prompt) else {
+                continue;
+            };
+            let Some(Value::Array(calls)) = message.get("tool_calls") else {
+                continue;
+            };
+            let arguments = calls[0]["function"]["arguments"].as_str().unwrap();
+            let Ok(Value::Object(object)) = chatparse::value::from_str(arguments) else {
+                continue;
+            };
+            // The final arguments less their last parameter, as the stream builds them.
+            let mut head = chatparse::value::Map::new();
+            for (key, value) in object.iter().take(object.len().saturating_sub(1)) {
+                head.insert(key.clone(), value.clone());
+            }
+            let want = if head.is_empty() {
+                String::new()
+            } else {
+                let mut text = Value::Object(head).to_string();
+                text.pop();
+                text
+            };
+            let (Some(open), Some(closer)) =
+                (input.find("<|tool_call>"), input.find("<tool_call|>"))
+            else {
+                continue;
+            };
+            assert!(input[..closer].ends_with('}'), "{input:?}");
+            let cut = closer - 1;
+            let mut stream = counter_stream(&spec, prompt);
+            let mut sent = String::new();
+            for (i, c) in input[..cut].char_indices() {
+                stream
+                    .feed_with(&input[i..i + c.len_utf8()], &mut |delta| {
+                        if let Delta::CallArguments {
+                            index: 0,
+                            arguments: more,
+                        } = delta
+                        {
+                            sent.push_str(more);
+                            assert!(arguments.starts_with(&sent), "{sent:?} / {arguments:?}");
+                        }
+                    })
+                    .unwrap();
+            }
+            assert_eq!(
+                sent, want,
+                "{}: {input:?} cut at {cut} (call at {open})",
+                case.name
+            );
+            checked += 1;
+            with_parameters_early += usize::from(!want.is_empty());
+        }
+    }
+    assert!(
+        checked >= 14 && with_parameters_early >= 7,
+        "{checked}, {with_parameters_early}"
+    );
+}
+
 /// The JSON-list families: the literals their templates (or, where a template writes no calls,
 /// the schema) open the call list with, and whether the template writes each call's `id` after
 /// its `arguments` (Mistral's `{"name", "arguments", "id"}`, Apriel's optional `, "id"`), so that
@@ -826,5 +906,109 @@ fn json_list_soups_stream_to_the_one_shot_parse() {
     assert!(
         streamed_calls > 200,
         "{streamed_calls} calls started before the last chunk"
+    );
+}
+
+/// Soups of Gemma 4 dialect parameters, separators, brackets, delimiters cut short and end
+/// tokens, in random chunks: the stream fails exactly when the one-shot conversion
+/// (`openai::parse`, whose arguments the conformance suite checks against transformers) fails,
+/// and otherwise equals it. The one exception is the documented one: a key written twice (the
+/// object keeps one key for both) takes back a parameter already sent (`StreamedCallChanged`).
+#[test]
+fn dialect_soups_stream_to_the_one_shot_parse() {
+    use chatparse::ParseErrorKind;
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(4242);
+    let spec = chatparse::shipped::spec("gemma4").unwrap().unwrap();
+    let prompt = Some("<|turn>model\n<|channel>thought\n<channel|>");
+    let parameters = [
+        ("a", "a:1"),
+        ("b", "b:<|\"|>x, y}<|\"|>"),
+        ("c", "c:None"),
+        ("d", "d:[1,None,<|\"|>],[<|\"|>]"),
+        ("e", "e:{f:<|\"|>}<|\"|>,g:None}"),
+        ("a", "a:2"),
+        ("g", "\"g\":3"),
+        ("h", "h:<|\"|>open"),
+        ("i", " i:1"),
+        ("j", "j:true"),
+        ("k", "k:<|\"|><|\"|>"),
+        ("l", "l:\"s,t\""),
+        ("m", "m:<|\"|>a:None,b<|\"|>"),
+        ("n", "n:1.50"),
+    ];
+    let glue = [
+        ",",
+        "}",
+        "{",
+        "]",
+        "<|\"|>",
+        "<|\"",
+        "None",
+        "<tool_call|>",
+        "<turn|>",
+        " ",
+        "\n",
+    ];
+    let (mut checked, mut early, mut changed) = (0, 0, 0);
+    for _ in 0..SOUPS {
+        let mut input = String::from("<|tool_call>call:f{");
+        let mut keys = Vec::new();
+        for i in 0..1 + rng.below(5) {
+            if i > 0 {
+                input.push(',');
+            }
+            if rng.below(5) == 0 {
+                input.push_str(glue[rng.below(glue.len())]);
+            } else {
+                let (key, text) = parameters[rng.below(parameters.len())];
+                keys.push(key);
+                input.push_str(text);
+            }
+        }
+        if rng.below(4) != 0 {
+            input.push_str("}<tool_call|>");
+        }
+        if rng.below(3) == 0 {
+            input.push_str(
+                ["Done.", "<|tool_call>call:g{a:1}<tool_call|>", "<turn|>"][rng.below(3)],
+            );
+        }
+        let one_shot = parse_counter(&spec, &input, prompt);
+        let cuts = random_cuts(&input, &mut rng);
+        let mut stream = counter_stream(&spec, prompt);
+        let mut from = 0;
+        let mut fed = Ok(());
+        for &cut in &cuts {
+            let last = cut == input.len();
+            fed = stream.feed_with(&input[from..cut], &mut |d| {
+                early += usize::from(!last && matches!(d, Delta::CallArguments { .. }));
+            });
+            if fed.is_err() {
+                break;
+            }
+            from = cut;
+        }
+        let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+        let what = format!("{input:?} cut at {cuts:?}");
+        match (&streamed, &one_shot) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+            (Err(_), Err(_)) => {}
+            (Err(e), Ok(_)) if matches!(e.kind, ParseErrorKind::StreamedCallChanged(_)) => {
+                let twice = keys
+                    .iter()
+                    .any(|k| keys.iter().filter(|o| *o == k).count() > 1);
+                assert!(twice, "{what}: {e}");
+                changed += 1;
+            }
+            _ => panic!("{what}: streamed {streamed:?}, one-shot {one_shot:?}"),
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} soups, {early} argument fragments before the last chunk, {changed} keys written twice");
+    assert!(
+        early > 500,
+        "{early} argument fragments before the last chunk"
     );
 }

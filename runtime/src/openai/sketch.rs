@@ -23,9 +23,12 @@
 //!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
 //!   each closes, by the schema's own conversion of the parameters so far.
 //!
-//! Where the arguments are neither (Gemma's dialect after a header; deepseek_v3_2's parameters,
-//! which substitutions rewrite before they are read), the name is read the same way and only the
-//! call's start goes out early; its arguments go out when it closes.
+//! Gemma's dialect after a header (`call:NAME{location:<|"|>Paris<|"|>,days:3}`) is read like the
+//! XML parameters: the arguments' compact JSON is built one top-level parameter at a time, as the
+//! `,` after each arrives ([`super::dialect`]). Where the arguments are none of these
+//! (deepseek_v3_2's parameters, which substitutions rewrite before they are read), the name is
+//! read the same way and only the call's start goes out early; its arguments go out when it
+//! closes.
 //!
 //! Why this cannot disagree with the final message: the sketch only ever reads text that is
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
@@ -49,6 +52,7 @@ use crate::stream::region_shape;
 use crate::support::Content;
 use crate::value::Value;
 
+use super::dialect::{is_dialect_arguments, DialectArguments};
 use super::open_value::{OpenValue, StringValues, ValueReader};
 use super::{call_parts, field_kind, FieldKind};
 
@@ -61,7 +65,7 @@ pub(crate) struct CallShape {
     opener_len: usize,
     kind: ShapeKind,
     /// Whether the arguments can be read before the call closes: JSON the model wrote, or XML
-    /// parameters converted one by one. Otherwise (Gemma's dialect, parameters rewritten by
+    /// parameters or Gemma's dialect converted one by one. Otherwise (parameters rewritten by
     /// substitutions first) only the call's start goes out early.
     streams_arguments: bool,
     /// XML shape: the literal every parameter match ends with (`</parameter>`), when the
@@ -70,6 +74,9 @@ pub(crate) struct CallShape {
     /// XML shape: how to read a string value while it is written, when the parameters'
     /// conversion allows it ([`super::open_value`]).
     string_values: Option<StringValues>,
+    /// Header shape: the arguments are Gemma's dialect, built one parameter at a time
+    /// ([`super::dialect`]).
+    dialect: bool,
 }
 
 /// The three shapes (see the module documentation).
@@ -94,10 +101,14 @@ impl CallShape {
         let Items::Each(items) = &node.items else {
             return None;
         };
+        let dialect = items
+            .property("function")
+            .and_then(|f| f.property("arguments"))
+            .is_some_and(is_dialect_arguments);
         let (kind, streams_arguments) = if is_json_object_call(items) {
             (ShapeKind::JsonObject, true)
         } else if let Some(streams) = is_header_call(items) {
-            (ShapeKind::HeaderJson, streams)
+            (ShapeKind::HeaderJson, streams || dialect)
         } else if let Some(streams) = is_xml_parameters_call(items) {
             (ShapeKind::XmlParameters, streams)
         } else {
@@ -130,6 +141,7 @@ impl CallShape {
             streams_arguments,
             parameter_end,
             string_values,
+            dialect: dialect && kind == ShapeKind::HeaderJson,
         })
     }
 
@@ -167,6 +179,7 @@ impl CallShape {
             streams_arguments: true,
             parameter_end: String::new(),
             string_values: None,
+            dialect: false,
         })
     }
 
@@ -178,7 +191,7 @@ impl CallShape {
     /// Whether the arguments' text is built (XML parameters) rather than the model's own JSON:
     /// it is then the same with or without normalized arguments.
     pub(crate) fn builds_arguments(&self) -> bool {
-        self.kind == ShapeKind::XmlParameters && self.streams_arguments
+        (self.kind == ShapeKind::XmlParameters && self.streams_arguments) || self.dialect
     }
 
     fn items(&self) -> Option<&Node> {
@@ -323,6 +336,8 @@ pub(crate) struct Sketch {
     /// a match that ends where the text did (complete once anything follows it).
     searched: usize,
     match_at_end: bool,
+    /// Dialect arguments: their scan and the JSON text built.
+    dialect: DialectArguments,
 }
 
 /// What a sketch knows of its call so far.
@@ -352,6 +367,7 @@ impl Sketch {
             with_value: String::new(),
             searched: 0,
             match_at_end: false,
+            dialect: DialectArguments::default(),
         }
     }
 
@@ -379,6 +395,7 @@ impl Sketch {
         if let Stage::Arguments { start, at } = self.stage {
             self.stage = match shape.kind {
                 ShapeKind::XmlParameters => self.scan_parameters(shape, raw, start, at),
+                ShapeKind::HeaderJson if shape.dialect => self.scan_dialect(shape, raw, start),
                 _ => self.scan_arguments(raw, start, at),
             };
         }
@@ -390,6 +407,7 @@ impl Sketch {
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
             ShapeKind::XmlParameters => self.xml_arguments(),
+            ShapeKind::HeaderJson if shape.dialect => self.dialect.built(),
             _ => raw.get(start..end)?,
         };
         Some(Known {
@@ -644,6 +662,26 @@ impl Sketch {
                 Stage::Arguments { start: i, at: i }
             }
             Some(_) => Stage::GaveUp,
+        }
+    }
+
+    /// Gemma's dialect arguments from `start`: the parameters before the last top-level `,`,
+    /// converted ([`super::dialect`]).
+    fn scan_dialect(&mut self, shape: &CallShape, raw: &str, start: usize) -> Stage {
+        let arguments = shape
+            .items()
+            .and_then(|i| i.property("function")?.property("arguments"));
+        let read = match (arguments, raw.get(start..)) {
+            (Some(arguments), Some(text)) => self.dialect.read(arguments, text).is_some(),
+            _ => false,
+        };
+        if read {
+            Stage::Arguments {
+                start,
+                at: raw.len(),
+            }
+        } else {
+            Stage::GaveUp
         }
     }
 
