@@ -16,6 +16,14 @@
 //!   sent with the closed call and fails the stream in that case
 //!   ([`ParseErrorKind::StreamedCallChanged`](crate::ParseErrorKind)), as for XML parameters.
 //!
+//! A top-level string value (`key:<|"|>text…`) goes out character by character while it is
+//! written, JSON-escaped (escaping is per character), less what may still change: a partial
+//! `<|"|>` at the end (maybe the closer) and a partial `None` after `:`, `[` or `,` (the
+//! substitution rewrites it inside strings too, when `,`, `}` or `]` follows). Whether the value
+//! is that string is decided once, by converting the text so far closed by `<|"|>}`: its last key
+//! must be the key and its value the text as written. A `None` that the substitution would
+//! rewrite stops the value's streaming (the rest goes out with the next parameter or the close).
+//!
 //! The probe is converted by the arguments' own schema node (its substitutions and parser), and
 //! its key count must be the number of parameters read: anything else gives up, and the call's
 //! arguments go out when it closes. Arguments whose first key is a JSON string (`{"a": 1}`) also
@@ -23,6 +31,8 @@
 
 use memchr::memmem;
 
+use super::open_value::push_escaped;
+use crate::py::unicode::is_word;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Node, ParserKind};
 use crate::support::Content;
@@ -52,6 +62,18 @@ pub(crate) fn is_dialect_arguments(arguments: &Node) -> bool {
         })
 }
 
+/// Where the string value of the open parameter stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum OpenString {
+    /// Not decided (or no string value open).
+    #[default]
+    Undecided,
+    /// Sent up to byte `sent_to` of the text.
+    Streaming { sent_to: usize },
+    /// Not a string that streams: it goes out with its parameter.
+    No,
+}
+
 /// The scan of one call's dialect arguments.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DialectArguments {
@@ -69,6 +91,13 @@ pub(crate) struct DialectArguments {
     built: String,
     /// The object closed: nothing more goes out before the call closes.
     closed: bool,
+    /// Where the open parameter starts (after the last top-level `,`, or the `{`), and where the
+    /// last `<|"|>` string opened.
+    pair_start: usize,
+    quote_open: usize,
+    /// The open parameter's string value, and `built` extended by as much of it as is final.
+    value: OpenString,
+    with_value: String,
 }
 
 impl DialectArguments {
@@ -83,6 +112,7 @@ impl DialectArguments {
             }
             self.at = 1;
             self.depth = 1;
+            self.pair_start = 1;
         }
         while !self.closed && self.at < bytes.len() {
             let i = self.at;
@@ -106,6 +136,7 @@ impl DialectArguments {
                 let rest = &bytes[i..];
                 if rest.starts_with(QUOTE) {
                     self.quoted = true;
+                    self.quote_open = i;
                     self.at += QUOTE.len();
                     continue;
                 }
@@ -139,16 +170,81 @@ impl DialectArguments {
                     self.depth = self.depth.checked_sub(1)?;
                     self.closed = self.depth == 0;
                 }
-                b',' if self.depth == 1 => self.convert(arguments, &text[..i])?,
+                b',' if self.depth == 1 => {
+                    self.convert(arguments, &text[..i])?;
+                    self.pair_start = i + 1;
+                    self.value = OpenString::Undecided;
+                    self.with_value.clear();
+                }
                 _ => {}
             }
         }
-        Some(&self.built)
+        if !self.closed && self.quoted && self.depth == 1 {
+            self.read_open_string(arguments, text);
+        }
+        Some(self.known())
     }
 
-    /// The arguments' JSON text known so far (without the closing `}`).
-    pub(crate) fn built(&self) -> &str {
-        &self.built
+    /// The arguments' JSON text known so far (without the closing `}`, or the open string's
+    /// closing `"`): only ever grows.
+    pub(crate) fn known(&self) -> &str {
+        if self.with_value.len() > self.built.len() {
+            &self.with_value
+        } else {
+            &self.built
+        }
+    }
+
+    /// The open parameter's string value (see the module documentation).
+    fn read_open_string(&mut self, arguments: &Node, text: &str) {
+        let content = self.quote_open + QUOTE.len();
+        let end = final_end(text, content);
+        match self.value {
+            OpenString::No => {}
+            OpenString::Undecided => {
+                self.value = self.decide(arguments, text, content, end);
+            }
+            OpenString::Streaming { sent_to } if end > sent_to => {
+                if rewrites_none(text, sent_to, end) {
+                    self.value = OpenString::No;
+                    return;
+                }
+                push_escaped(&mut self.with_value, "", &text[sent_to..end]);
+                self.value = OpenString::Streaming { sent_to: end };
+            }
+            OpenString::Streaming { .. } => {}
+        }
+    }
+
+    /// Whether the open parameter is `KEY:<|"|>text` whose value is the text as written: then
+    /// `with_value` is the arguments with the text so far.
+    fn decide(&mut self, arguments: &Node, text: &str, content: usize, end: usize) -> OpenString {
+        let Some(key) = text[self.pair_start..self.quote_open].strip_suffix(':') else {
+            return OpenString::No;
+        };
+        if key.is_empty() || !key.chars().all(is_word) || rewrites_none(text, content, end) {
+            return OpenString::No;
+        }
+        let probe = format!("{}<|\"|>}}", &text[..end]);
+        let parsed = parse_node(arguments, Content::borrowed(&probe), &mut Walk::strict());
+        let Ok(Value::Object(object)) = parsed else {
+            return OpenString::No;
+        };
+        let last = object.iter().last();
+        let same = object.len() == self.parameters + 1
+            && matches!(last, Some((k, Value::String(v))) if k == key && v == &text[content..end]);
+        if !same {
+            return OpenString::No;
+        }
+        let json = Value::Object(object).to_string();
+        let Some(open) = json.strip_suffix("\"}") else {
+            return OpenString::No;
+        };
+        if !open.starts_with(self.built.as_str()) {
+            return OpenString::No;
+        }
+        self.with_value = open.to_owned();
+        OpenString::Streaming { sent_to: end }
     }
 
     /// Converts the parameters before a top-level `,` (`head`): their compact JSON must extend
@@ -171,4 +267,39 @@ impl DialectArguments {
         self.parameters += 1;
         Some(())
     }
+}
+
+/// Where the final part of an open string's text ends: before a partial `<|"|>` at the end of
+/// `text` (maybe the closer), and before a partial `None` after `:`, `[` or `,` (the substitution
+/// rewrites a whole one when `,`, `}` or `]` follows).
+fn final_end(text: &str, content: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = bytes.len();
+    if let Some(cut) = (1..QUOTE.len())
+        .rev()
+        .find(|&n| n <= end - content && bytes[..end].ends_with(&QUOTE[..n]))
+    {
+        end -= cut;
+    }
+    for n in (1..=4).rev() {
+        let none = &b"None"[..n];
+        if end > content + n
+            && bytes[..end].ends_with(none)
+            && matches!(bytes[end - n - 1], b':' | b'[' | b',')
+        {
+            return end - n;
+        }
+    }
+    end
+}
+
+/// Whether the string text `text[from..end]` holds a `None` the substitution may rewrite: one
+/// after `:`, `[` or `,` (the character before `from` counts).
+fn rewrites_none(text: &str, from: usize, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    let start = from.saturating_sub(4);
+    memmem::find_iter(&bytes[start..end], b"None").any(|i| {
+        let at = start + i;
+        at + 4 > from && at > 0 && matches!(bytes[at - 1], b':' | b'[' | b',')
+    })
 }

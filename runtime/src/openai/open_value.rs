@@ -245,7 +245,7 @@ impl ValueReader<'_> {
 
 /// Appends `lead` and `s` as a JSON string's inside (escaped as the message's compact JSON
 /// writes it: escaping is per character, so pieces escape to pieces of the whole).
-fn push_escaped(text: &mut String, lead: &str, s: &str) {
+pub(super) fn push_escaped(text: &mut String, lead: &str, s: &str) {
     let quoted = Value::String(s.to_owned()).to_string();
     text.push_str(lead);
     text.push_str(&quoted[1..quoted.len() - 1]);

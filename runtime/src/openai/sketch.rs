@@ -407,7 +407,7 @@ impl Sketch {
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
             ShapeKind::XmlParameters => self.xml_arguments(),
-            ShapeKind::HeaderJson if shape.dialect => self.dialect.built(),
+            ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
         };
         Some(Known {
