@@ -25,6 +25,7 @@ const OPEN_CALL_FAMILIES: &[&str] = &[
     "deepseek_v3_1",
     "deepseek_r1",
     "gpt_oss",
+    "mistral_small",
 ];
 
 /// Longer than any marker a stream may hold back at the end of its buffer.
@@ -932,6 +933,39 @@ fn json_list_soups_stream_to_the_one_shot_parse() {
     );
 }
 
+/// `input` converted in one piece (`openai::parse`) and streamed in random chunks (the message,
+/// or the error), and the chunks shown; counts in `early` the argument fragments sent before the
+/// last chunk.
+fn streamed_in_random_chunks(
+    spec: &Spec,
+    prompt: Option<&str>,
+    input: &str,
+    rng: &mut support::Rng,
+    early: &mut usize,
+) -> (
+    Result<Value, openai::OpenAiError>,
+    Result<Value, chatparse::ParseError>,
+    String,
+) {
+    let one_shot = parse_counter(spec, input, prompt);
+    let cuts = support::random_cuts(input, rng);
+    let mut stream = counter_stream(spec, prompt);
+    let mut from = 0;
+    let mut fed = Ok(());
+    for &cut in &cuts {
+        let last = cut == input.len();
+        fed = stream.feed_with(&input[from..cut], &mut |d| {
+            *early += usize::from(!last && matches!(d, Delta::CallArguments { .. }));
+        });
+        if fed.is_err() {
+            break;
+        }
+        from = cut;
+    }
+    let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+    (one_shot, streamed, format!("{input:?} cut at {cuts:?}"))
+}
+
 /// Soups of Gemma 4 dialect parameters, separators, brackets, delimiters cut short and end
 /// tokens, in random chunks: the stream fails exactly when the one-shot conversion
 /// (`openai::parse`, whose arguments the conformance suite checks against transformers) fails,
@@ -940,7 +974,7 @@ fn json_list_soups_stream_to_the_one_shot_parse() {
 #[test]
 fn dialect_soups_stream_to_the_one_shot_parse() {
     use chatparse::ParseErrorKind;
-    use support::{random_cuts, Rng};
+    use support::Rng;
     const SOUPS: usize = 3000;
     let mut rng = Rng::new(4242);
     let spec = chatparse::shipped::spec("gemma4").unwrap().unwrap();
@@ -998,23 +1032,8 @@ fn dialect_soups_stream_to_the_one_shot_parse() {
                 ["Done.", "<|tool_call>call:g{a:1}<tool_call|>", "<turn|>"][rng.below(3)],
             );
         }
-        let one_shot = parse_counter(&spec, &input, prompt);
-        let cuts = random_cuts(&input, &mut rng);
-        let mut stream = counter_stream(&spec, prompt);
-        let mut from = 0;
-        let mut fed = Ok(());
-        for &cut in &cuts {
-            let last = cut == input.len();
-            fed = stream.feed_with(&input[from..cut], &mut |d| {
-                early += usize::from(!last && matches!(d, Delta::CallArguments { .. }));
-            });
-            if fed.is_err() {
-                break;
-            }
-            from = cut;
-        }
-        let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
-        let what = format!("{input:?} cut at {cuts:?}");
+        let (one_shot, streamed, what) =
+            streamed_in_random_chunks(&spec, prompt, &input, &mut rng, &mut early);
         match (&streamed, &one_shot) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
             (Err(_), Err(_)) => {}
@@ -1034,4 +1053,57 @@ fn dialect_soups_stream_to_the_one_shot_parse() {
         early > 500,
         "{early} argument fragments before the last chunk"
     );
+}
+
+/// Soups of Mistral Small's separated calls (`[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{…}`, list
+/// arguments, headers the schema does not read, brackets and end tokens), in random chunks: the
+/// stream fails exactly when the one-shot conversion fails and otherwise equals it, and calls
+/// start with the model's id before they close.
+#[test]
+fn separated_call_soups_stream_to_the_one_shot_parse() {
+    use support::Rng;
+    const SOUPS: usize = 2000;
+    let mut rng = Rng::new(3131);
+    let spec = chatparse::shipped::spec("mistral_small").unwrap().unwrap();
+    let pieces = [
+        "[TOOL_CALLS]f[ARGS]{\"a\": 1}",
+        "[TOOL_CALLS]g[CALL_ID]a1b2c3d4e[ARGS]{\"s\": \"[ARGS]{}\"}",
+        "[TOOL_CALLS]h[ARGS][{\"a\": {\"b\": 2}}]",
+        "[TOOL_CALLS]k[X]{}",
+        "[TOOL_CALLS]m{\"a\": [1, {\"b\": \"]\"}]}",
+        "[TOOL_CALLS]n[CALL_ID]z9[ARGS] {\"a\": 1} ",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "[CALL_ID]",
+        "{",
+        "}",
+        " ",
+        "</s>",
+        "Sure. ",
+    ];
+    let (mut early, mut checked, mut ids) = (0, 0, 0);
+    for _ in 0..SOUPS {
+        let mut input = String::new();
+        for _ in 0..1 + rng.below(5) {
+            input.push_str(pieces[rng.below(pieces.len())]);
+        }
+        let (one_shot, streamed, what) =
+            streamed_in_random_chunks(&spec, None, &input, &mut rng, &mut early);
+        match (&streamed, &one_shot) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{what}");
+                ids += a["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| c["id"] == "a1b2c3d4e" || c["id"] == "z9")
+                    .count();
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!("{what}: streamed {streamed:?}, one-shot {one_shot:?}"),
+        }
+        checked += 1;
+    }
+    eprintln!("{checked} soups, {early} argument fragments before the last chunk, {ids} model ids");
+    assert!(early > 300 && ids > 100, "{early} fragments, {ids} ids");
 }

@@ -12,7 +12,7 @@
 //!   whole when their object closes, with the model's id) or substitutions join the list
 //!   (`phi4_mini`).
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
-//!   `gpt_oss`): a header
+//!   `gpt_oss`, and `mistral_small`'s separated calls): a header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
 //!   arguments are the JSON object after it, items whose `function` has an `x-regex` (or whose
 //!   `name` and `arguments` each have one: gpt_oss) and whose `arguments` have `x-parser: json`.
@@ -34,8 +34,9 @@
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
 //! when it closes) whenever the text is not in the simple form whose final value it can
 //! predict: a JSON object whose first key is `name` (a string without brackets) and whose second
-//! is `arguments` (an object); a header without brackets before the first `{`, that the items'
-//! schema reads as a call when `{}` follows it; a tag header that the items' schema reads as a call
+//! is `arguments` (an object); a header before the first `{` that the items' schema reads as a
+//! call when `{}` follows it (brackets included: Mistral's `f[CALL_ID]a1b2c3d4e[ARGS]`, whose id
+//! becomes the call's); a tag header that the items' schema reads as a call
 //! with no parameters once its open tags are closed, and parameters whose conversion adds one key
 //! each. The adapter still compares what it sent with the
 //! closed call and fails the stream if they differ ([`ParseErrorKind::StreamedCallChanged`]
@@ -46,6 +47,7 @@ use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
 
 use crate::py;
 use crate::schema::interp::{after_regex, parse_node, Walk};
+use crate::schema::stream::separated_shape;
 use crate::schema::{Items, Node, ParserKind, Schema};
 use crate::stream::brackets::Brackets;
 use crate::stream::region_shape;
@@ -63,6 +65,9 @@ pub(crate) struct CallShape {
     field: String,
     /// The iterator's opener; the item's text starts after it unless `capture_from_opener`.
     opener_len: usize,
+    /// Separated calls (Mistral's `(?:\[TOOL_CALLS\])?(.+?)(?:\[TOOL_CALLS\]|$)`): the optional
+    /// literal a call's raw text starts with, before its item's text.
+    separator: Option<String>,
     kind: ShapeKind,
     /// Whether the arguments can be read before the call closes: JSON the model wrote, or XML
     /// parameters or Gemma's dialect converted one by one. Otherwise (parameters rewritten by
@@ -117,11 +122,15 @@ impl CallShape {
         // Where an item starts in its region's raw text. XML calls are captured from their opener
         // in every shipped spec; an iterator whose shape the stream cannot read (several openers)
         // has its calls sent whole anyway, so `0` is only ever used where it is right.
+        let mut separator = None;
         let opener_len = match region_shape(&iterator.regex) {
             Ok(region) if !region.capture_from_opener => region.opener.len(),
             Ok(_) => 0,
             Err(_) if kind == ShapeKind::XmlParameters => 0,
-            Err(_) => return None,
+            Err(_) => {
+                separator = separated_shape(&iterator.regex).ok()?.separator;
+                0
+            }
         };
         let parameters = items
             .property("function")
@@ -137,6 +146,7 @@ impl CallShape {
             schema: schema.clone(),
             field: property.name.clone(),
             opener_len,
+            separator,
             kind,
             streams_arguments,
             parameter_end,
@@ -175,6 +185,7 @@ impl CallShape {
             schema: schema.clone(),
             field: field.clone(),
             opener_len: 0,
+            separator: None,
             kind: ShapeKind::JsonObject,
             streams_arguments: true,
             parameter_end: String::new(),
@@ -373,6 +384,17 @@ impl Sketch {
 
     /// Reads `raw` (the call's raw text so far, which only grows) and returns what is known.
     pub(crate) fn read<'a>(&'a mut self, shape: &CallShape, raw: &'a str) -> Option<Known<'a>> {
+        if let (Some(separator), Stage::Head { at: 0 }) = (&shape.separator, &self.stage) {
+            // A separated call's raw text starts with the separator when the model wrote one.
+            if raw.len() < separator.len() && separator.starts_with(raw) {
+                return None;
+            }
+            if raw.starts_with(separator.as_str()) {
+                self.stage = Stage::Head {
+                    at: separator.len(),
+                };
+            }
+        }
         if let Stage::Head { at } = self.stage {
             self.stage = match shape.kind {
                 ShapeKind::JsonObject => self.json_head(raw, at),
@@ -581,12 +603,11 @@ impl Sketch {
         let Some(body) = raw.get(at..) else {
             return Stage::GaveUp;
         };
-        let Some(brace) = body.find(['{', '[']) else {
+        // Brackets before the `{` are header text (Mistral's `f[CALL_ID]a1b2c3d4e[ARGS]{…}`) only
+        // if the probe below reads them so; arguments that are a list never read as `{}`.
+        let Some(brace) = body.find('{') else {
             return Stage::Head { at };
         };
-        if body.as_bytes()[brace] == b'[' {
-            return Stage::GaveUp;
-        }
         let probe = format!("{}{{}}", &body[..brace]);
         let Some(items) = shape.items() else {
             return Stage::GaveUp;

@@ -69,6 +69,7 @@ pub use profile::{
     StreamProfile, Untagged,
 };
 pub use profiled::ProfiledStreamParser;
+pub(crate) use region::separated_shape;
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};
 
 /// Why a schema cannot stream: the JSON pointer of the node or keyword, and the reason.
