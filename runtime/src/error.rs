@@ -218,6 +218,11 @@ pub enum ParseErrorKind {
     /// `arguments` or `id` again after its arguments. The stream fails rather than contradict
     /// what it sent (see [`DeltaStream`](crate::openai::DeltaStream)).
     StreamedCallChanged(String),
+    /// The OpenAI adapter sent a field's text as it arrived, and the final message's text does
+    /// not begin with it: a response template's field written twice, whose last region's value
+    /// replaces the first (as transformers does). The stream fails rather than contradict what
+    /// it sent (see [`DeltaStream`](crate::openai::DeltaStream)).
+    StreamedTextChanged(String),
     /// The `x-regex-iterator` stages of this parse would produce more than the output bound
     /// allows for this input (see [`crate::budget`]): iterators nested over the same text, or an
     /// iterator that matches the empty string, multiply the input. `pointer` is the iterator
@@ -303,6 +308,9 @@ impl fmt::Display for ParseErrorKind {
             Self::ToolCallNotAllowed(why) => write!(f, "tool call not allowed: {why}"),
             Self::StreamedCallChanged(why) => {
                 write!(f, "a streamed tool call changed after it was sent: {why}")
+            }
+            Self::StreamedTextChanged(why) => {
+                write!(f, "streamed text changed after it was sent: {why}")
             }
             Self::NotUnderstood { what, span } => write!(
                 f,

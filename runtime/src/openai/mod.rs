@@ -503,7 +503,7 @@ pub fn parse(
     mut ids: Box<dyn IdPolicy>,
 ) -> Result<Value, OpenAiError> {
     if spec.streamable().is_ok() {
-        let mut stream = DeltaStream::from_spec(spec, prefix, tools, options, ids)?;
+        let mut stream = DeltaStream::from_spec(spec, prefix, tools, options, ids)?.deltas_unread();
         stream.feed(text)?;
         let (_, message) = stream.finish()?;
         return Ok(message);
@@ -548,8 +548,9 @@ pub fn parse_with_checks(
     ids: Box<dyn IdPolicy>,
     checks: ToolChecks,
 ) -> Result<(Value, Vec<RejectedCall>), OpenAiError> {
-    let mut stream =
-        DeltaStream::from_spec(spec, prefix, tools, options, ids)?.with_tool_checks(checks);
+    let mut stream = DeltaStream::from_spec(spec, prefix, tools, options, ids)?
+        .with_tool_checks(checks)
+        .deltas_unread();
     stream.feed_with(text, &mut |_| {})?;
     Ok(stream.finish_parts(&mut |_| {})?)
 }

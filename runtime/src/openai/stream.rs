@@ -25,6 +25,9 @@ enum TextMode {
     Stripped,
     /// The value only exists at the close (structured content parsers).
     Held,
+    /// The field's value only exists in the final message: a repeated field's list of values,
+    /// or its values joined onto a default string.
+    Final,
 }
 
 /// The open region.
@@ -69,7 +72,7 @@ impl Region {
     fn on_text(&mut self, text: &str, out: &mut String, sink: &mut Sink<'_>) {
         match self.mode {
             TextMode::Kept => self.send(text, out, sink),
-            TextMode::Held => {}
+            TextMode::Held | TextMode::Final => {}
             TextMode::Stripped => {
                 let mut t: &str = text;
                 if !self.started {
@@ -177,6 +180,12 @@ struct State {
     ids: Box<dyn IdPolicy>,
     /// Text modes of the spec's fields (unlisted: `Kept`).
     modes: Vec<(String, TextMode)>,
+    /// Whether the final texts must begin with the texts sent (a stream whose deltas are read);
+    /// a one-shot conversion that drops its deltas only wants the final message.
+    deltas_read: bool,
+    /// Repeated text fields whose regions a response template joins with a separator: the
+    /// field, the separator, and whether a region of it has opened (the next one is joined on).
+    joins: Vec<(String, String, bool)>,
     /// The open regions (an x-regex stream may close them out of order, at the end).
     regions: Vec<Region>,
     content: String,
@@ -268,6 +277,8 @@ impl<'s> DeltaStream<'s> {
                 options,
                 ids,
                 modes: Vec::new(),
+                joins: Vec::new(),
+                deltas_read: true,
                 regions: Vec::new(),
                 content: String::new(),
                 reasoning: String::new(),
@@ -295,18 +306,27 @@ impl<'s> DeltaStream<'s> {
         let mut this = DeltaStream::new(stream, options, ids);
         this.state.shape = CallShape::of_spec(spec);
         if let Some(template) = spec.template() {
-            this.state.modes = template
-                .fields
-                .iter()
-                .map(|f| {
-                    let mode = match f.content {
-                        ContentParser::Text { strip: true } => TextMode::Stripped,
-                        ContentParser::Text { strip: false } => TextMode::Kept,
-                        _ => TextMode::Held,
-                    };
-                    (f.name.clone(), mode)
-                })
-                .collect();
+            let state = &mut this.state;
+            for f in &template.fields {
+                let mut mode = match f.content {
+                    ContentParser::Text { strip: true } => TextMode::Stripped,
+                    ContentParser::Text { strip: false } => TextMode::Kept,
+                    _ => TextMode::Held,
+                };
+                // A repeated text field's value is the list of its regions' texts; a field with
+                // `join` has its regions' texts joined (onto a default string, if the template
+                // has one): only the join of regions alone streams as the regions do, the
+                // separator sent as the next region opens.
+                match (&f.join, template.defaults.get(&f.name)) {
+                    (Some(sep), None | Some(Value::Null)) if mode != TextMode::Held => {
+                        state.joins.push((f.name.clone(), sep.clone(), false));
+                    }
+                    (Some(_), _) => mode = TextMode::Final,
+                    (None, _) if f.repeats => mode = TextMode::Final,
+                    (None, _) => {}
+                }
+                state.modes.push((f.name.clone(), mode));
+            }
         }
         Ok(this)
     }
@@ -443,6 +463,13 @@ impl<'s> DeltaStream<'s> {
     /// OpenAI message the deltas rebuild is returned.
     pub fn finish_with(self, sink: &mut dyn FnMut(Delta<'_>)) -> Result<Value, ParseError> {
         self.finish_parts(sink).map(|(message, _)| message)
+    }
+
+    /// For a one-shot conversion, which reads the final message only: the deltas sent need not
+    /// agree with it (a template field written twice keeps its last region's value).
+    pub(super) fn deltas_unread(mut self) -> Self {
+        self.state.deltas_read = false;
+        self
     }
 
     /// [`DeltaStream::finish_with`], with the calls a lenient [`ToolChecks`] set aside.
@@ -603,6 +630,34 @@ impl State {
         });
     }
 
+    /// A region of a joined field just opened: after the first, the separator goes out before its
+    /// text (the template joins each region's value onto the field's value so far).
+    fn join_on(&mut self, field: &str, sink: &mut Sink<'_>) {
+        let Some((_, sep, seen)) = self.joins.iter_mut().find(|(f, _, _)| f == field) else {
+            return;
+        };
+        let was_seen = std::mem::replace(seen, true);
+        let State {
+            regions,
+            content,
+            reasoning,
+            ..
+        } = self;
+        let Some(region) = regions.last_mut() else {
+            return;
+        };
+        let out = match region.kind {
+            FieldKind::Content => content,
+            FieldKind::Reasoning => reasoning,
+            _ => return,
+        };
+        if was_seen {
+            region.send(sep, out, sink);
+            // The region's own text starts after the separator.
+            region.sent_from = out.len();
+        }
+    }
+
     /// Where the open region of `field` is (opening one if the stream sent no `RegionOpen`).
     fn region_at(&mut self, field: &str) -> usize {
         match self.regions.iter().rposition(|r| r.field == field) {
@@ -625,7 +680,10 @@ impl State {
             // Set aside by a lenient stream: not part of the message (the final message says
             // what is in it).
             Event::Malformed(_) => {}
-            Event::RegionOpen { field } => self.open(field),
+            Event::RegionOpen { field } => {
+                self.open(field);
+                self.join_on(field, sink);
+            }
             Event::RegionChunk { field, text, dirty } => {
                 let at = self.region_at(field);
                 let kind = self.regions[at].kind;
@@ -664,6 +722,8 @@ impl State {
                     return;
                 }
                 match region.kind {
+                    FieldKind::Content | FieldKind::Reasoning if region.mode == TextMode::Final => {
+                    }
                     FieldKind::Content | FieldKind::Reasoning => {
                         if let Value::String(v) = &value {
                             let out = if region.kind == FieldKind::Content {
@@ -911,16 +971,31 @@ impl State {
             ));
         }
         let parts = message_parts(message);
-        if let Some(content) = &parts.content {
-            if let Some(rest) = content.strip_prefix(self.content.as_str()) {
-                let rest = rest.to_owned();
-                self.send_text(FieldKind::Content, &rest, sink);
-            }
-        }
-        if let Some(reasoning) = &parts.reasoning {
-            if let Some(rest) = reasoning.strip_prefix(self.reasoning.as_str()) {
-                let rest = rest.to_owned();
-                self.send_text(FieldKind::Reasoning, &rest, sink);
+        for (kind, name, text) in [
+            (FieldKind::Content, "content", &parts.content),
+            (FieldKind::Reasoning, "reasoning", &parts.reasoning),
+        ] {
+            let sent = match kind {
+                FieldKind::Content => &self.content,
+                _ => &self.reasoning,
+            };
+            match text.as_deref().unwrap_or("").strip_prefix(sent.as_str()) {
+                Some(rest) => {
+                    let rest = rest.to_owned();
+                    self.send_text(kind, &rest, sink);
+                }
+                None if !self.deltas_read => {}
+                None => {
+                    // A template field written twice: its last region's value replaced the text
+                    // already sent.
+                    self.refused.get_or_insert(ParseError::new(
+                        "",
+                        ParseErrorKind::StreamedTextChanged(format!(
+                            "the final {name} does not begin with the text sent ({} bytes)",
+                            sent.len()
+                        )),
+                    ));
+                }
             }
         }
         let mut cursor = 0;
