@@ -211,3 +211,29 @@ fn dollar_before_a_final_newline_is_held_until_decided() {
     );
     assert_chunking_invariant(&spec, text, 2);
 }
+
+/// `spec_load_parse` found (input kept in tests/fuzz_regressions/spec_load_parse-untyped-root-streams):
+/// a schema whose root has `properties` but no `type`. transformers' `recursive_parse` returns a
+/// string unchanged for an untyped node, so the one-shot result is the output itself; the stream
+/// read the properties as regions and failed on their JSON. Such a root does not stream.
+#[test]
+fn untyped_root_is_not_streamed_as_fields() {
+    let path = repo_root().join("tests/fuzz_regressions/spec_load_parse-untyped-root-streams");
+    let data = std::fs::read(path).unwrap();
+    let (&seed, rest) = data.split_first().unwrap();
+    let nul = rest.iter().position(|&b| b == 0).unwrap();
+    let spec = Spec::from_json_str(std::str::from_utf8(&rest[..nul]).unwrap()).unwrap();
+    let output = String::from_utf8_lossy(&rest[nul + 1..]);
+    assert_eq!(
+        spec.parse(&output).unwrap(),
+        Value::String(output.to_string())
+    );
+    let _ = seed;
+    let refused = spec.stream(None, None).err().map(|e| e.to_string());
+    assert!(
+        refused
+            .as_deref()
+            .is_some_and(|e| e.contains("the root is not an object")),
+        "{refused:?}"
+    );
+}

@@ -280,7 +280,9 @@ fn analyse(root: &Node) -> Result<Vec<Field>, Refusal> {
     let Some(properties) = root
         .properties
         .as_ref()
-        .filter(|_| root.node_type.accepts_dict())
+        // The output is a string: only an `object` root reads fields from it (an untyped or
+        // `any` root returns the text unchanged, as the reference does).
+        .filter(|_| root.node_type == crate::schema::NodeType::Object)
     else {
         return Err(Refusal::new(
             root.pointer.clone(),
