@@ -823,3 +823,250 @@ fn json_list_soups_stream_to_the_one_shot_parse() {
         "{streamed_calls} calls started before the last chunk"
     );
 }
+
+/// Llama 3's end tokens (its schema's root pattern ends the calls at the first of them).
+const LLAMA3_ENDS: &[&str] = &["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"];
+const PYTHON_TAG: &str = "<|python_tag|>";
+
+/// For each call of a `llama3_json` output, the input length that decides it, read with
+/// serde_json and the template's separators: the next call's `;` through its `{"name":` (the
+/// schema's substitution), the next `<|python_tag|>`, or the end token after the last call (an
+/// output without one decides its last call only at its end).
+fn llama3_decided_at(input: &str) -> Vec<usize> {
+    let start = match input.find(PYTHON_TAG) {
+        Some(t) if !input[..t].trim_start().starts_with('{') => t + PYTHON_TAG.len(),
+        _ => 0,
+    };
+    let mut i = ws(input, start);
+    let mut decided = Vec::new();
+    loop {
+        let mut values =
+            serde_json::Deserializer::from_str(&input[i..]).into_iter::<serde_json::Value>();
+        let Some(Ok(_)) = values.next() else {
+            return decided;
+        };
+        let end = ws(input, i + values.byte_offset());
+        let rest = &input[end..];
+        if let Some(after) = rest.strip_prefix(';') {
+            let next = ws(input, input.len() - after.len());
+            let key_end = input[next..].find(':').map(|k| next + k + 1).unwrap();
+            decided.push(key_end);
+            i = next;
+        } else if rest.starts_with(PYTHON_TAG) {
+            decided.push(end + PYTHON_TAG.len());
+            i = ws(input, end + PYTHON_TAG.len());
+        } else {
+            let end_token = LLAMA3_ENDS.iter().find(|e| rest.starts_with(**e));
+            decided.push(end_token.map_or(input.len(), |e| end + e.len()));
+            return decided;
+        }
+    }
+}
+
+/// Every split into two chunks, one-byte chunks, and (long inputs) random chunkings.
+fn chunkings(input: &str, rng: &mut support::Rng) -> Vec<Vec<usize>> {
+    use support::{char_boundaries, random_cuts};
+    let bounds = char_boundaries(input);
+    let mut all: Vec<Vec<usize>> = vec![bounds[1..].to_vec()];
+    if input.len() <= 400 {
+        all.extend(
+            bounds[1..bounds.len() - 1]
+                .iter()
+                .map(|&s| vec![s, input.len()]),
+        );
+    } else {
+        all.extend((0..8).map(|_| random_cuts(input, rng)));
+    }
+    all
+}
+
+/// Issue 16, `llama3_json`: every call leaves the stream when what follows it decides it (the
+/// `;` and the next call's `{"name":`, a `<|python_tag|>`, or the end token), not with the final
+/// message. For every conformance input with calls, at every split point and in one-byte chunks:
+/// the deltas rebuild the one-shot message (its calls as transformers returns them), and each
+/// call started no later than the chunk that brought what decides it (found with serde_json).
+#[test]
+fn llama3_calls_leave_when_decided() {
+    use support::{Expect, Rng};
+    let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
+    let mut rng = Rng::new(3);
+    let (mut checked, mut calls_seen, mut early, mut one_byte_early, mut one_byte_calls) =
+        (0, 0, 0, 0, 0);
+    let (mut one_byte_before_end, mut one_byte_decided_before_end) = (0, 0);
+    for suite in load_suites() {
+        if suite.shipped_name() != Some("llama3_json") {
+            continue;
+        }
+        for case in &suite.cases {
+            let Expect::Value(reference) = &case.expect else {
+                continue;
+            };
+            let Some(Value::Array(want)) = reference.get("tool_calls") else {
+                continue;
+            };
+            let input = case.input.as_str();
+            let decided = llama3_decided_at(input);
+            assert_eq!(decided.len(), want.len(), "{}: oracle", case.name);
+            let one_shot = parse_counter(&spec, input, None).unwrap();
+            for (n, cuts) in chunkings(input, &mut rng).into_iter().enumerate() {
+                let (calls, message) = feed_cuts(&spec, None, input, &cuts);
+                let what = format!("{} cut at {:?}", case.name, &cuts[..cuts.len().min(3)]);
+                assert_eq!(message, one_shot, "{what}");
+                let finals = message["tool_calls"].as_array().unwrap();
+                assert_eq!(calls.len(), finals.len(), "{what}");
+                let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
+                for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
+                    assert_eq!(call.name, last["function"]["name"].as_str().unwrap());
+                    assert_eq!(
+                        call.arguments,
+                        last["function"]["arguments"].as_str().unwrap(),
+                        "{what}: call {k}"
+                    );
+                    // An output without an end token decides its last call only at its end.
+                    assert!(
+                        decided[k] == input.len() || call.started_at <= fed_by(decided[k]),
+                        "{what}: call {k} started with {} bytes fed, decided at {}",
+                        call.started_at,
+                        decided[k]
+                    );
+                    // Sent by a feed, not by `finish`.
+                    let fed = call.started_at != usize::MAX;
+                    calls_seen += 1;
+                    early += usize::from(fed);
+                    if n == 0 {
+                        one_byte_calls += 1;
+                        one_byte_early += usize::from(fed);
+                        one_byte_before_end += usize::from(call.started_at < input.len());
+                        one_byte_decided_before_end += usize::from(decided[k] < input.len());
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!(
+        "llama3_json: in 1-byte feeds {one_byte_early}/{one_byte_calls} calls leave with a feed \
+         (not with the final message), {one_byte_before_end} before the output's last byte \
+         ({one_byte_decided_before_end} are decided before it); {early}/{calls_seen} leave \
+         with a feed over {checked} chunkings"
+    );
+    assert!(checked > 1_000, "{checked} chunkings");
+    // Only a call of an output without an end token waits for the final message.
+    assert_eq!(
+        one_byte_calls - one_byte_early,
+        1,
+        "{one_byte_early}/{one_byte_calls}"
+    );
+    assert_eq!(one_byte_before_end, one_byte_decided_before_end);
+    assert!(one_byte_before_end >= 3);
+}
+
+/// `llama3_json` on adversarial outputs: soups of calls (with `;`, `}`, `{"name":` and the tag
+/// inside strings), separators (`;` with and without white space, a tag, cut keys), end tokens
+/// and text, fed in random chunks. The streamed message equals the one-feed message, and the
+/// stream fails exactly when the schema's one-shot parse does (the reference's behaviour, see
+/// the conformance suite), else has its calls.
+#[test]
+fn llama3_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(3316);
+    let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
+    let schema = spec.schema().unwrap();
+    let pieces = [
+        r#"{"name": "f", "parameters": {"a": 1}}"#,
+        r#"{"name": "g", "parameters": {"s": "}; {\"name\": 1"}}"#,
+        r#"{"name": "h", "parameters": {"s": "x}; {"}}"#,
+        r#"{"type": "function", "name": "k", "arguments": {}}"#,
+        r#"{"name": "t", "parameters": {"s": "<|python_tag|>"}}"#,
+        r#"{"name": "e", "parameters": {"s": "<|eot_id|>"}}"#,
+        r#"{"name":"n"}"#,
+        r#"{"nam"#,
+        r#"{"type""#,
+        "{",
+        "}",
+        ";",
+        "; ",
+        " ;\n ",
+        ": ",
+        r#""name""#,
+        PYTHON_TAG,
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|end_of_text|>",
+        "Sure. ",
+        " ",
+        "\n",
+        "x",
+    ];
+    let (mut checked, mut fed_calls, mut errors) = (0, 0, 0);
+    for _ in 0..SOUPS {
+        let mut input = String::new();
+        match rng.below(3) {
+            0 => input.push_str(PYTHON_TAG),
+            1 => input.push_str(["Hi. ", " \n", "x"][rng.below(3)]),
+            _ => {}
+        }
+        if rng.below(2) == 0 {
+            // Calls as the template writes them, then maybe one more piece.
+            for k in 0..1 + rng.below(4) {
+                if k > 0 {
+                    input.push_str(["; ", ";", " ;\n", PYTHON_TAG][rng.below(4)]);
+                }
+                input.push_str(pieces[rng.below(7)]);
+            }
+            if rng.below(3) > 0 {
+                input.push_str(pieces[rng.below(pieces.len())]);
+            }
+        } else {
+            for _ in 0..1 + rng.below(8) {
+                if rng.below(2) == 0 {
+                    input.push_str(pieces[rng.below(7)]);
+                } else {
+                    input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            }
+        }
+        let one_feed = parse_counter(&spec, &input, None);
+        let reference = schema.parse(&input);
+        let cuts = random_cuts(&input, &mut rng);
+        let mut stream = counter_stream(&spec, None);
+        let (mut from, mut early) = (0, 0);
+        let mut fed = Ok(());
+        for &cut in &cuts {
+            fed = stream.feed_with(&input[from..cut], &mut |d| {
+                early += usize::from(matches!(d, Delta::CallStart { .. }));
+            });
+            if fed.is_err() {
+                break;
+            }
+            from = cut;
+        }
+        let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+        let what = format!("{input:?} cut at {cuts:?}");
+        match (&streamed, &one_feed) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{what}: streamed {streamed:?}, one feed {one_feed:?}"),
+        }
+        match (&streamed, &reference) {
+            (Ok(message), Ok(parsed)) => {
+                let names = |v: &Value| -> Vec<String> {
+                    v.get("tool_calls")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .map(|c| c["function"]["name"].as_str().unwrap_or("").to_owned())
+                        .collect()
+                };
+                assert_eq!(names(message), names(parsed), "{what}");
+                fed_calls += early;
+            }
+            (Err(_), Err(_)) => errors += 1,
+            _ => panic!("{what}: streamed {streamed:?}, parsed {reference:?}"),
+        }
+        checked += 1;
+    }
+    eprintln!("llama3_json soups: {checked}, {errors} errors, {fed_calls} calls sent by a feed");
+    assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
+}

@@ -48,6 +48,7 @@
 //! ```
 
 mod list;
+mod objects;
 mod profile;
 mod profiled;
 mod region;

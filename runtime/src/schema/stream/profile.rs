@@ -106,6 +106,10 @@ pub struct CallsProfile {
     /// `x-parser: json`, rather than `x-regex-iterator` matches: each item streams as its object
     /// closes.
     pub list: Option<ListProfile>,
+    /// Set when the calls are JSON objects one after another, cut at the opener (`<|python_tag|>`)
+    /// and at `;` by the field's substitution and iterator (`llama3_json`): each call streams
+    /// once what follows it decides it (see `"objects": true`).
+    pub objects: bool,
 }
 
 /// The JSON list of a [`CallsProfile`]: `"list": {"cut": […], "ids_after_arguments": true}`.
@@ -292,7 +296,7 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 4] = ["field", "open", "after", "list"];
+const CALLS_KEYS: [&str; 5] = ["field", "open", "after", "list", "objects"];
 const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
 const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
 
@@ -342,7 +346,25 @@ fn load_calls(
             })
         }
     };
-    if let (Some(node), Some(list)) = (schema.root().property(&field), &list) {
+    let objects = flag(object.get("objects"), "/tool_calls/objects", diags);
+    let open = object
+        .get("open")
+        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
+    if objects {
+        let node = schema.root().property(&field);
+        let why = match (list.is_some(), open.as_slice(), node) {
+            (true, _, _) => Some("a field is read either as a list or as objects".to_owned()),
+            (false, [tag], Some(node)) => super::objects::ObjectScan::check(node, tag).err(),
+            (false, _, _) => Some("objects are cut at one opener: list exactly one".to_owned()),
+        };
+        if let Some(why) = why {
+            diags.error(
+                "/tool_calls/objects",
+                format!("the calls of \"{field}\" cannot stream as JSON objects: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if let (Some(node), Some(list)) = (schema.root().property(&field), &list) {
         if let Err(why) = super::list::ListScan::check(node, list.blocks.is_some()) {
             diags.error(
                 "/tool_calls/list",
@@ -359,9 +381,6 @@ fn load_calls(
             );
         }
     }
-    let open = object
-        .get("open")
-        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
     if open.is_empty() {
         diags.error(
             "/tool_calls/open",
@@ -377,6 +396,7 @@ fn load_calls(
         open,
         after,
         list,
+        objects,
     })
 }
 

@@ -53,6 +53,7 @@ use crate::value::Value;
 use memchr::memmem;
 
 use super::list::{ListScan, ListStep};
+use super::objects::{bare_call_at, ObjectScan, ObjectStep};
 use super::profile::{StreamProfile, Untagged};
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
@@ -122,6 +123,7 @@ pub struct ProfiledStreamParser<'p> {
     /// items of a JSON list.
     calls: Option<CallScan<'p>>,
     list: Option<ListScan<'p>>,
+    objects: Option<ObjectScan<'p>>,
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
@@ -165,10 +167,15 @@ impl<'p> ProfiledStreamParser<'p> {
             fields: [Streamed::default(); 2],
             calls: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
-                match c.list {
-                    None => CallScan::new(&c.field, node).ok(),
-                    Some(_) => None,
+                match (&c.list, c.objects) {
+                    (None, false) => CallScan::new(&c.field, node).ok(),
+                    _ => None,
                 }
+            }),
+            objects: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field)?;
+                let tag = c.open.first().filter(|_| c.objects)?;
+                ObjectScan::new(&c.field, schema.root(), node, tag).ok()
             }),
             list: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
@@ -346,10 +353,11 @@ impl<'p> ProfiledStreamParser<'p> {
 
     /// The field whose calls stream one by one.
     fn calls_field(&self) -> Option<&str> {
-        match (&self.calls, &self.list) {
-            (Some(scan), _) => Some(scan.field),
-            (None, Some(list)) => Some(list.field),
-            (None, None) => None,
+        match (&self.calls, &self.list, &self.objects) {
+            (Some(scan), _, _) => Some(scan.field),
+            (None, Some(list), _) => Some(list.field),
+            (None, None, Some(objects)) => Some(objects.field),
+            (None, None, None) => None,
         }
     }
 
@@ -417,6 +425,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 } => self.text(field, from, started),
                 Phase::AfterContent { at } => self.after_content(at),
                 Phase::Calls { .. } if self.list.is_some() => self.list_calls(),
+                Phase::Calls { .. } if self.objects.is_some() => self.object_calls(),
                 Phase::Calls { next } => self.calls(next),
                 Phase::Held => {}
             }
@@ -575,6 +584,9 @@ impl<'p> ProfiledStreamParser<'p> {
         self.phase = Phase::Calls { next: m };
         if let Some(list) = &mut self.list {
             list.start(m, m + marker.len(), marker);
+        }
+        if let Some(objects) = &mut self.objects {
+            objects.start(m + marker.len());
         }
     }
 
@@ -806,6 +818,44 @@ impl<'p> ProfiledStreamParser<'p> {
         }
     }
 
+    /// Streams every call of JSON objects one after another that what follows it has decided
+    /// (see [`ObjectScan`] for why such a call is final). Only strict streams read them: the
+    /// lenient parse sets a bad call aside in its own way, so a lenient stream leaves the calls
+    /// to the final message.
+    fn object_calls(&mut self) {
+        let Some(mut objects) = self.objects.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let stop = self.call_stop();
+        let limit =
+            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        let done = loop {
+            match objects.next(&self.buffer, limit, stop.is_some()) {
+                ObjectStep::Call { start, end, value } => {
+                    self.pending.events.push(RawEvent::Open { field: CALLS });
+                    self.pending.events.push(RawEvent::Chunk {
+                        field: CALLS,
+                        start,
+                        end,
+                    });
+                    self.pending.events.push(RawEvent::Close {
+                        field: CALLS,
+                        value: value.clone(),
+                    });
+                    self.calls_sent.push(value);
+                    self.calls_end = end;
+                }
+                ObjectStep::Wait => break false,
+                ObjectStep::Done => break true,
+            }
+        };
+        self.objects = Some(objects);
+        if done || stop.is_some() {
+            self.phase = Phase::Held;
+        }
+    }
+
     /// Sends the raw text of the open call that has arrived and is known to be the call's,
     /// `open_at..limit`, opening its region first. Why only in strict streams: a call that then
     /// fails to parse fails the whole message, so nothing sent of it can end up contradicting the
@@ -862,6 +912,19 @@ impl<'p> ProfiledStreamParser<'p> {
             return;
         }
         if !opened {
+            if let Some(objects) = self.objects.as_mut().filter(|o| o.bare && !self.lenient) {
+                // A bare call at the start: the root substitution gives it the opener.
+                match bare_call_at(&self.buffer[t..]) {
+                    Some(true) => {
+                        objects.start_bare(t);
+                        self.scanned = t;
+                        self.phase = Phase::Calls { next: t };
+                        return;
+                    }
+                    None => return,
+                    Some(false) => {}
+                }
+            }
             for held in &content.held_if_starts {
                 let held = held.as_bytes();
                 if rest.starts_with(held) {
