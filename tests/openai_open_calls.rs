@@ -988,6 +988,7 @@ fn llama3_soups_stream_to_the_one_shot_parse() {
         ";",
         "; ",
         " ;\n ",
+        "}; ",
         ": ",
         r#""name""#,
         PYTHON_TAG,
@@ -999,37 +1000,55 @@ fn llama3_soups_stream_to_the_one_shot_parse() {
         "\n",
         "x",
     ];
+    // Made to hit each rule: a `;` join right after a tag (before the next call's `{`), a tag
+    // before a join, a join before a tag, a cut key, `;` and a tag inside strings.
+    let made = [
+        r#"{"name": "a"}<|python_tag|>}; {"name": "b"}; {"name": "c"}<|eot_id|>"#,
+        r#"<|python_tag|>{"name": "a"} x <|python_tag|> ;{"name": "b"}<|eom_id|>"#,
+        r#"{"name": "a", "parameters": {"s": "<|python_tag|>"}}; {"name": "b"}<|eot_id|>"#,
+        r#"{"name": "a"}; {"name": "b", "parameters": {"s": "}; {"name": 1"}}<|eot_id|>"#,
+        r#"{"name": "a"} ; {"nam": "b"}<|eot_id|>"#,
+        r#"{"name": "a"}<|python_tag|>{"name": "b"}; {"type": "function", "name": "c"}"#,
+    ];
     let (mut checked, mut fed_calls, mut errors) = (0, 0, 0);
-    for _ in 0..SOUPS {
+    for n in 0..SOUPS {
         let mut input = String::new();
-        match rng.below(3) {
-            0 => input.push_str(PYTHON_TAG),
-            1 => input.push_str(["Hi. ", " \n", "x"][rng.below(3)]),
-            _ => {}
-        }
-        if rng.below(2) == 0 {
-            // Calls as the template writes them, then maybe one more piece.
-            for k in 0..1 + rng.below(4) {
-                if k > 0 {
-                    input.push_str(["; ", ";", " ;\n", PYTHON_TAG][rng.below(4)]);
-                }
-                input.push_str(pieces[rng.below(7)]);
-            }
-            if rng.below(3) > 0 {
-                input.push_str(pieces[rng.below(pieces.len())]);
-            }
+        if let Some(made) = made.get(n) {
+            input.push_str(made);
         } else {
-            for _ in 0..1 + rng.below(8) {
-                if rng.below(2) == 0 {
+            match rng.below(3) {
+                0 => input.push_str(PYTHON_TAG),
+                1 => input.push_str(["Hi. ", " \n", "x"][rng.below(3)]),
+                _ => {}
+            }
+            if rng.below(2) == 0 {
+                // Calls as the template writes them, then maybe one more piece.
+                for k in 0..1 + rng.below(4) {
+                    if k > 0 {
+                        input.push_str(["; ", ";", " ;\n", PYTHON_TAG][rng.below(4)]);
+                    }
                     input.push_str(pieces[rng.below(7)]);
-                } else {
+                }
+                if rng.below(3) > 0 {
                     input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            } else {
+                for _ in 0..1 + rng.below(8) {
+                    if rng.below(2) == 0 {
+                        input.push_str(pieces[rng.below(7)]);
+                    } else {
+                        input.push_str(pieces[rng.below(pieces.len())]);
+                    }
                 }
             }
         }
         let one_feed = parse_counter(&spec, &input, None);
         let reference = schema.parse(&input);
-        let cuts = random_cuts(&input, &mut rng);
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
         let mut stream = counter_stream(&spec, None);
         let (mut from, mut early) = (0, 0);
         let mut fed = Ok(());
