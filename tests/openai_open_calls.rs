@@ -972,7 +972,6 @@ fn llama3_soups_stream_to_the_one_shot_parse() {
     const SOUPS: usize = 3000;
     let mut rng = Rng::new(3316);
     let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
-    let schema = spec.schema().unwrap();
     let pieces = [
         r#"{"name": "f", "parameters": {"a": 1}}"#,
         r#"{"name": "g", "parameters": {"s": "}; {\"name\": 1"}}"#,
@@ -1042,50 +1041,329 @@ fn llama3_soups_stream_to_the_one_shot_parse() {
                 }
             }
         }
-        let one_feed = parse_counter(&spec, &input, None);
-        let reference = schema.parse(&input);
         let cuts = if n < made.len() {
             support::char_boundaries(&input)[1..].to_vec()
         } else {
             random_cuts(&input, &mut rng)
         };
-        let mut stream = counter_stream(&spec, None);
-        let (mut from, mut early) = (0, 0);
-        let mut fed = Ok(());
-        for &cut in &cuts {
-            fed = stream.feed_with(&input[from..cut], &mut |d| {
-                early += usize::from(matches!(d, Delta::CallStart { .. }));
-            });
-            if fed.is_err() {
-                break;
-            }
-            from = cut;
-        }
-        let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
-        let what = format!("{input:?} cut at {cuts:?}");
-        match (&streamed, &one_feed) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
-            (Err(_), Err(_)) => {}
-            _ => panic!("{what}: streamed {streamed:?}, one feed {one_feed:?}"),
-        }
-        match (&streamed, &reference) {
-            (Ok(message), Ok(parsed)) => {
-                let names = |v: &Value| -> Vec<String> {
-                    v.get("tool_calls")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .map(|c| c["function"]["name"].as_str().unwrap_or("").to_owned())
-                        .collect()
-                };
-                assert_eq!(names(message), names(parsed), "{what}");
-                fed_calls += early;
-            }
-            (Err(_), Err(_)) => errors += 1,
-            _ => panic!("{what}: streamed {streamed:?}, parsed {reference:?}"),
+        match stream_against_one_shot(&spec, &input, &cuts) {
+            Some(early) => fed_calls += early,
+            None => errors += 1,
         }
         checked += 1;
     }
     eprintln!("llama3_json soups: {checked}, {errors} errors, {fed_calls} calls sent by a feed");
+    assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
+}
+
+const LFM2_OPEN: &str = "<|tool_call_start|>";
+const LFM2_CLOSE: &str = "<|tool_call_end|>";
+const LFM2_ENDS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
+
+/// Where the Python call `NAME(…)` starting at `i` ends (after its `)`), read as Python reads
+/// it: brackets counted outside `'…'` and `"…"` strings (with `\` escapes).
+fn python_call_end(input: &str, i: usize) -> Option<usize> {
+    let bytes = input.as_bytes();
+    let open = i + input[i..].find('(')?;
+    let (mut depth, mut quote, mut j) = (0i32, None::<u8>, open);
+    while j < bytes.len() {
+        let b = bytes[j];
+        match quote {
+            Some(_) if b == b'\\' => j += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                _ => {}
+            },
+        }
+        j += 1;
+    }
+    None
+}
+
+/// For each call of an `lfm2` output, the input length that decides it: the next call's
+/// `NAME(` (after `, ` or after `]<|tool_call_end|><|tool_call_start|>[`, which the schema's
+/// substitution joins), or the end token after the list (an output without one decides its
+/// last call only at its end).
+fn lfm2_decided_at(input: &str) -> Vec<usize> {
+    let name_len = |s: &str| {
+        s.find('(').filter(|&p| {
+            p > 0
+                && s[..p]
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "_.-".contains(c))
+        })
+    };
+    let Some(open) = input.find(LFM2_OPEN) else {
+        return Vec::new();
+    };
+    let mut i = ws(input, open + LFM2_OPEN.len());
+    i = ws(input, i + usize::from(input[i..].starts_with('[')));
+    let mut decided = Vec::new();
+    while let Some(end) = python_call_end(input, i) {
+        let mut j = ws(input, end);
+        if input[j..].starts_with(',') {
+            j = ws(input, j + 1);
+        } else if let Some(rest) = input[j..].strip_prefix(']') {
+            let k = ws(input, input.len() - rest.len());
+            if let Some(rest) = input[k..].strip_prefix(LFM2_CLOSE) {
+                let k = ws(input, input.len() - rest.len());
+                if let Some(rest) = input[k..].strip_prefix(LFM2_OPEN) {
+                    let k = ws(input, input.len() - rest.len());
+                    j = ws(input, k + 1);
+                } else {
+                    let end_token = LFM2_ENDS.iter().find(|e| input[k..].starts_with(**e));
+                    decided.push(end_token.map_or(input.len(), |e| k + e.len()));
+                    return decided;
+                }
+            }
+        }
+        match name_len(&input[j..]) {
+            Some(n) => decided.push(j + n + 1),
+            None => {
+                let end_token = LFM2_ENDS
+                    .iter()
+                    .find_map(|e| input[j..].find(e).map(|p| j + p + e.len()));
+                decided.push(end_token.unwrap_or(input.len()));
+                return decided;
+            }
+        }
+        i = j;
+    }
+    decided
+}
+
+/// Issue 16, `lfm2`: every pythonic call leaves the stream when what follows its `)` decides it
+/// (the next call's `NAME(`, within a list or across blocks the substitution joins, or the end
+/// token), not with the final message. For every conformance input with calls, at every split
+/// point and in one-byte chunks: the deltas rebuild the one-shot message, and each call started
+/// no later than the chunk that brought what decides it (found by reading the calls as Python
+/// does).
+#[test]
+fn lfm2_calls_leave_when_decided() {
+    use support::{Expect, Rng};
+    let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    let mut rng = Rng::new(2);
+    let (mut checked, mut one_byte_calls, mut one_byte_fed, mut before_end, mut decided_before) =
+        (0, 0, 0, 0, 0);
+    for suite in load_suites() {
+        if suite.shipped_name() != Some("lfm2") {
+            continue;
+        }
+        for case in &suite.cases {
+            let Expect::Value(reference) = &case.expect else {
+                continue;
+            };
+            let Some(Value::Array(want)) = reference.get("tool_calls") else {
+                continue;
+            };
+            let input = case.input.as_str();
+            let decided = lfm2_decided_at(input);
+            assert_eq!(
+                decided.len(),
+                want.len(),
+                "{}: oracle {decided:?}",
+                case.name
+            );
+            let one_shot = parse_counter(&spec, input, None).unwrap();
+            for (n, cuts) in chunkings(input, &mut rng).into_iter().enumerate() {
+                let (calls, message) = feed_cuts(&spec, None, input, &cuts);
+                let what = format!("{} cut at {:?}", case.name, &cuts[..cuts.len().min(3)]);
+                assert_eq!(message, one_shot, "{what}");
+                let finals = message["tool_calls"].as_array().unwrap();
+                assert_eq!(calls.len(), finals.len(), "{what}");
+                let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
+                for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
+                    assert_eq!(call.name, last["function"]["name"].as_str().unwrap());
+                    assert_eq!(
+                        call.arguments,
+                        last["function"]["arguments"].as_str().unwrap(),
+                        "{what}: call {k}"
+                    );
+                    assert!(
+                        decided[k] == input.len() || call.started_at <= fed_by(decided[k]),
+                        "{what}: call {k} started with {} bytes fed, decided at {}",
+                        call.started_at,
+                        decided[k]
+                    );
+                    if n == 0 {
+                        one_byte_calls += 1;
+                        one_byte_fed += usize::from(call.started_at != usize::MAX);
+                        before_end += usize::from(call.started_at < input.len());
+                        decided_before += usize::from(decided[k] < input.len());
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!(
+        "lfm2: in 1-byte feeds {one_byte_fed}/{one_byte_calls} calls leave with a feed, \
+         {before_end} before the output's last byte ({decided_before} are decided before it); \
+         {checked} chunkings"
+    );
+    assert!(checked > 1_000, "{checked} chunkings");
+    assert_eq!(before_end, decided_before);
+    assert!(before_end >= 3);
+}
+
+/// Feeds `input` cut at `cuts` and checks the result against the one-feed message and the
+/// schema's one-shot parse (the reference's behaviour, see the conformance suite): the same
+/// message, or failing exactly when the parse fails, with the same calls. The number of calls
+/// started by a feed, or `None` when the parse fails.
+fn stream_against_one_shot(spec: &Spec, input: &str, cuts: &[usize]) -> Option<usize> {
+    let one_feed = parse_counter(spec, input, None);
+    let reference = spec.schema().unwrap().parse(input);
+    let mut stream = counter_stream(spec, None);
+    let (mut from, mut early) = (0, 0);
+    let mut fed = Ok(());
+    for &cut in cuts {
+        fed = stream.feed_with(&input[from..cut], &mut |d| {
+            early += usize::from(matches!(d, Delta::CallStart { .. }));
+        });
+        if fed.is_err() {
+            break;
+        }
+        from = cut;
+    }
+    let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+    let what = format!("{input:?} cut at {cuts:?}");
+    match (&streamed, &one_feed) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("{what}: streamed {streamed:?}, one feed {one_feed:?}"),
+    }
+    match (&streamed, &reference) {
+        (Ok(message), Ok(parsed)) => {
+            let calls = |v: &Value| -> Vec<(String, Value)> {
+                v.get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| {
+                        let f = &c["function"];
+                        let arguments = match &f["arguments"] {
+                            Value::String(s) => chatparse::value::from_str(s).unwrap(),
+                            other => other.clone(),
+                        };
+                        (f["name"].as_str().unwrap_or("").to_owned(), arguments)
+                    })
+                    .collect()
+            };
+            let (got, want) = (calls(message), calls(parsed));
+            assert!(
+                got.len() == want.len()
+                    && got
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.0 == b.0 && chatparse::runtime::py::identical(&a.1, &b.1)),
+                "{what}: streamed {got:?}, parsed {want:?}"
+            );
+            Some(early)
+        }
+        (Err(_), Err(_)) => None,
+        _ => panic!("{what}: streamed {streamed:?}, parsed {reference:?}"),
+    }
+}
+
+/// `lfm2` on adversarial outputs: soups of pythonic calls (strings holding `)`, `, x(`, `]`,
+/// the block markers), separators, blocks the substitution joins, cut names, end tokens and
+/// text, fed in random chunks (and inputs made to hit each rule, a byte at a time), checked
+/// against the schema's one-shot parse as [`stream_against_one_shot`] does.
+#[test]
+fn lfm2_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(1602);
+    let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    let calls = [
+        "f(a=1)",
+        "g(s='x), y(')",
+        "h(s=')', t=\"]\")",
+        "k(s='<|tool_call_end|><|tool_call_start|>[')",
+        "get_time()",
+        "m.n-o(x=[1, (2)], y={\"k\": \")\"})",
+        "p(q='a, b=c')",
+        "bad",
+    ];
+    let pieces = [
+        ", ",
+        ",",
+        " ,\n ",
+        ")",
+        "(",
+        "]",
+        "[",
+        "x",
+        "f(",
+        ", g",
+        LFM2_OPEN,
+        LFM2_CLOSE,
+        "<|im_end|>",
+        "<|endoftext|>",
+        "</think>",
+        " ",
+        "\n",
+    ];
+    let made = [
+        "<|tool_call_start|>[a(x=1)]<|tool_call_end|><|tool_call_start|>[b(y='z')]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>[a(s=') , b(')]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>[a(x=1)]<|tool_call_end|> x<|im_end|>",
+        "<|tool_call_start|>[a(x=1)] <|tool_call_end|>\n<|tool_call_start|> [ b()]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>a(x=1), b(y=2)<|im_end|>",
+        "<|tool_call_start|>[a(x=1), 1b(y=2)]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>[a(x=1)), b(y=2)]<|tool_call_end|><|im_end|>",
+    ];
+    let (mut fed_calls, mut errors) = (0, 0);
+    for n in 0..SOUPS {
+        let mut input = String::new();
+        if let Some(made) = made.get(n) {
+            input.push_str(made);
+        } else {
+            match rng.below(3) {
+                0 => input.push_str("<think>Plan.</think>"),
+                1 => input.push_str("Sure. "),
+                _ => {}
+            }
+            if rng.below(2) == 0 {
+                // Blocks as the template writes them, then maybe one more piece.
+                for _ in 0..1 + rng.below(3) {
+                    let list: Vec<&str> =
+                        (0..1 + rng.below(3)).map(|_| calls[rng.below(7)]).collect();
+                    input.push_str(&format!("{LFM2_OPEN}[{}]{LFM2_CLOSE}", list.join(", ")));
+                }
+                if rng.below(3) > 0 {
+                    input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            } else {
+                input.push_str(LFM2_OPEN);
+                for _ in 0..1 + rng.below(8) {
+                    if rng.below(2) == 0 {
+                        input.push_str(calls[rng.below(calls.len())]);
+                    } else {
+                        input.push_str(pieces[rng.below(pieces.len())]);
+                    }
+                }
+            }
+        }
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
+        match stream_against_one_shot(&spec, &input, &cuts) {
+            Some(early) => fed_calls += early,
+            None => errors += 1,
+        }
+    }
+    eprintln!("lfm2 soups: {SOUPS}, {errors} errors, {fed_calls} calls sent by a feed");
     assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
 }

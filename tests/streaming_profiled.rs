@@ -396,6 +396,7 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|/tool_call|>\n<|tool_call|>[{\"name\": \"g\", \"arguments\": {}}, {\"name\": \"h\", \"arguments\": {\"s\": \"<|/tool_call|><|tool_call|>\"}}]<|/tool_call|>",
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {}}<|/tool_call|>",
             "<|python_tag|>{\"name\": \"f\", \"parameters\": {\"a\": \"};\"}}; {\"name\": \"g\", \"parameters\": {}}<|python_tag|>{\"name\": \"h\"}<|eom_id|>",
+            "<|tool_call_start|>[f(a=1, s='), x('), g()]<|tool_call_end|><|tool_call_start|>[h(b=\"]\")]<|tool_call_end|><|im_end|>",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
         let opens: Vec<&String> = opens.collect();
@@ -469,6 +470,7 @@ fn reasoning_and_content_stream_before_the_end() {
         ("functionary_v3_2", None, "all\nIt is sunny.>>>f\n{}"),
         ("apriel", None, "Here are my reasoning steps:\nLet me think.\n[BEGIN FINAL RESPONSE]\nIt is sunny.\n[END FINAL RESPONSE]\n<|end|>"),
         ("seed_oss", Some("<seed:think>"), "Let me think.</seed:think>It is sunny.<seed:eos>"),
+        ("lfm2", None, "<think>Plan.</think>Sure.<|tool_call_start|>[f(a=1), g(s=')')]<|tool_call_end|><|tool_call_start|>[h()]<|tool_call_end|><|im_end|>"),
         ("llama3_json", None, "It is sunny.<|python_tag|>{\"name\": \"f\", \"parameters\": {}}"),
         ("llama3_json", None, "{\"name\": \"f\", \"parameters\": {\"a\": 1}};{\"name\": \"g\", \"parameters\": {}}<|eom_id|>"),
         ("glm4_5", None, "\n<think>Plan.</think>\nSure.\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>\n<tool_call>g\n</tool_call><|observation|>"),

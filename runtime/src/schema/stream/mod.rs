@@ -51,6 +51,7 @@ mod list;
 mod objects;
 mod profile;
 mod profiled;
+mod pythonic;
 mod region;
 
 use std::fmt;

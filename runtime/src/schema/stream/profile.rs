@@ -110,6 +110,10 @@ pub struct CallsProfile {
     /// and at `;` by the field's substitution and iterator (`llama3_json`): each call streams
     /// once what follows it decides it (see `"objects": true`).
     pub objects: bool,
+    /// Set when the calls are a pythonic call list (`lfm2`'s `[f(a=1), g(b="x")]`), read by the
+    /// field's substitution, `x-regex` and iterator: each call streams once what follows its `)`
+    /// decides it (see `"pythonic": true`).
+    pub pythonic: bool,
 }
 
 /// The JSON list of a [`CallsProfile`]: `"list": {"cut": […], "ids_after_arguments": true}`.
@@ -296,7 +300,7 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 5] = ["field", "open", "after", "list", "objects"];
+const CALLS_KEYS: [&str; 6] = ["field", "open", "after", "list", "objects", "pythonic"];
 const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
 const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
 
@@ -350,7 +354,22 @@ fn load_calls(
     let open = object
         .get("open")
         .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
-    if objects {
+    let pythonic = flag(object.get("pythonic"), "/tool_calls/pythonic", diags);
+    if pythonic {
+        let node = schema.root().property(&field);
+        let why = match (list.is_some() || objects, node) {
+            (true, _) => Some("a field is read one way: a list, objects or pythonic calls".into()),
+            (false, Some(node)) => super::pythonic::PythonicScan::check(node).err(),
+            (false, None) => None,
+        };
+        if let Some(why) = why {
+            diags.error(
+                "/tool_calls/pythonic",
+                format!("the calls of \"{field}\" cannot stream as pythonic calls: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if objects {
         let node = schema.root().property(&field);
         let why = match (list.is_some(), open.as_slice(), node) {
             (true, _, _) => Some("a field is read either as a list or as objects".to_owned()),
@@ -397,6 +416,7 @@ fn load_calls(
         after,
         list,
         objects,
+        pythonic,
     })
 }
 

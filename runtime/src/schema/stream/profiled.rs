@@ -55,6 +55,7 @@ use memchr::memmem;
 use super::list::{ListScan, ListStep};
 use super::objects::{bare_call_at, ObjectScan, ObjectStep};
 use super::profile::{StreamProfile, Untagged};
+use super::pythonic::{PythonicScan, PythonicStep};
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
@@ -124,6 +125,7 @@ pub struct ProfiledStreamParser<'p> {
     calls: Option<CallScan<'p>>,
     list: Option<ListScan<'p>>,
     objects: Option<ObjectScan<'p>>,
+    pythonic: Option<PythonicScan<'p>>,
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
@@ -167,7 +169,7 @@ impl<'p> ProfiledStreamParser<'p> {
             fields: [Streamed::default(); 2],
             calls: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
-                match (&c.list, c.objects) {
+                match (&c.list, c.objects || c.pythonic) {
                     (None, false) => CallScan::new(&c.field, node).ok(),
                     _ => None,
                 }
@@ -176,6 +178,10 @@ impl<'p> ProfiledStreamParser<'p> {
                 let node = schema.root().property(&c.field)?;
                 let tag = c.open.first().filter(|_| c.objects)?;
                 ObjectScan::new(&c.field, schema.root(), node, tag).ok()
+            }),
+            pythonic: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field).filter(|_| c.pythonic)?;
+                PythonicScan::new(&c.field, node).ok()
             }),
             list: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
@@ -357,7 +363,7 @@ impl<'p> ProfiledStreamParser<'p> {
             (Some(scan), _, _) => Some(scan.field),
             (None, Some(list), _) => Some(list.field),
             (None, None, Some(objects)) => Some(objects.field),
-            (None, None, None) => None,
+            (None, None, None) => self.pythonic.as_ref().map(|p| p.field),
         }
     }
 
@@ -426,6 +432,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 Phase::AfterContent { at } => self.after_content(at),
                 Phase::Calls { .. } if self.list.is_some() => self.list_calls(),
                 Phase::Calls { .. } if self.objects.is_some() => self.object_calls(),
+                Phase::Calls { .. } if self.pythonic.is_some() => self.pythonic_calls(),
                 Phase::Calls { next } => self.calls(next),
                 Phase::Held => {}
             }
@@ -587,6 +594,9 @@ impl<'p> ProfiledStreamParser<'p> {
         }
         if let Some(objects) = &mut self.objects {
             objects.start(m + marker.len());
+        }
+        if let Some(pythonic) = &mut self.pythonic {
+            pythonic.start(m);
         }
     }
 
@@ -827,33 +837,90 @@ impl<'p> ProfiledStreamParser<'p> {
             self.phase = Phase::Held;
             return;
         };
-        let stop = self.call_stop();
-        let limit =
-            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        let (limit, stop, ended) = self.calls_limit();
         let done = loop {
-            match objects.next(&self.buffer, limit, stop.is_some()) {
-                ObjectStep::Call { start, end, value } => {
-                    self.pending.events.push(RawEvent::Open { field: CALLS });
-                    self.pending.events.push(RawEvent::Chunk {
-                        field: CALLS,
-                        start,
-                        end,
-                    });
-                    self.pending.events.push(RawEvent::Close {
-                        field: CALLS,
-                        value: value.clone(),
-                    });
-                    self.calls_sent.push(value);
-                    self.calls_end = end;
-                }
+            match objects.next(&self.buffer, limit, ended) {
+                ObjectStep::Call { start, end, value } => self.send_call(start, end, value),
                 ObjectStep::Wait => break false,
                 ObjectStep::Done => break true,
             }
         };
         self.objects = Some(objects);
-        if done || stop.is_some() {
+        if done || stop {
             self.phase = Phase::Held;
         }
+    }
+
+    /// Streams every call of a pythonic call list that what follows it has decided (see
+    /// [`PythonicScan`] for why such a call is final); strict streams only, as
+    /// [`Self::object_calls`].
+    fn pythonic_calls(&mut self) {
+        let Some(mut pythonic) = self.pythonic.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let (limit, stop, ended) = self.calls_limit();
+        let done = loop {
+            match pythonic.next(&self.buffer, limit, ended) {
+                PythonicStep::Call { end, value } => {
+                    // Each call's raw text runs from the end of the last one (the opener).
+                    let start = match self.calls_sent.len() {
+                        0 => match self.phase {
+                            Phase::Calls { next } => next,
+                            _ => self.calls_end,
+                        },
+                        _ => self.calls_end,
+                    };
+                    self.send_call(start, end, value);
+                }
+                PythonicStep::Wait => break false,
+                PythonicStep::Done => break true,
+            }
+        };
+        self.pythonic = Some(pythonic);
+        if done || stop {
+            self.phase = Phase::Held;
+        }
+    }
+
+    /// How far the calls' text is known (the first marker that may end it, or the end of the
+    /// buffer less a possible marker's start); whether a marker is there; and whether it is one
+    /// that ends the calls' text for sure (an end token, not a reasoning marker).
+    fn calls_limit(&mut self) -> (usize, bool, bool) {
+        let stop = self.call_stop();
+        let ended = stop.is_some_and(|m| {
+            self.profile
+                .markers
+                .iter()
+                .any(|k| self.buffer[m..].starts_with(k.as_str()) && !self.opens_calls(k))
+                && !self.profile.reasoning.as_ref().is_some_and(|r| {
+                    r.close
+                        .iter()
+                        .chain(&r.open)
+                        .any(|k| self.buffer[m..].starts_with(k.as_str()))
+                })
+        });
+        let limit =
+            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        (limit, stop.is_some(), ended)
+    }
+
+    /// Sends one whole call, its raw text `start..end`, as one region.
+    fn send_call(&mut self, start: usize, end: usize, value: Value) {
+        self.pending.events.push(RawEvent::Open { field: CALLS });
+        if end > start {
+            self.pending.events.push(RawEvent::Chunk {
+                field: CALLS,
+                start,
+                end,
+            });
+        }
+        self.pending.events.push(RawEvent::Close {
+            field: CALLS,
+            value: value.clone(),
+        });
+        self.calls_sent.push(value);
+        self.calls_end = end;
     }
 
     /// Sends the raw text of the open call that has arrived and is known to be the call's,
