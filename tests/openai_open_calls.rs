@@ -1180,17 +1180,13 @@ fn lfm2_calls_leave_when_decided() {
             }
         }
     }
-    for (name, input) in [(
-        "joined_with_space_and_parens",
-        "<|tool_call_start|>[a(x=1), b(y=')')] <|tool_call_end|>\n<|tool_call_start|> [c()]\
-         <|tool_call_end|><|im_end|>",
-    )] {
-        let calls = spec.parse(input).unwrap()["tool_calls"]
-            .as_array()
-            .unwrap()
-            .len();
-        inputs.push((name.to_owned(), input.to_owned(), calls));
-    }
+    let made = "<|tool_call_start|>[a(x=1), b(y=')')] <|tool_call_end|>\n<|tool_call_start|> \
+                [c()]<|tool_call_end|><|im_end|>";
+    let calls = spec.parse(made).unwrap()["tool_calls"]
+        .as_array()
+        .unwrap()
+        .len();
+    inputs.push(("joined_with_space_and_parens".into(), made.into(), calls));
     {
         for (case_name, input, want) in &inputs {
             let input = input.as_str();
