@@ -1160,16 +1160,35 @@ fn lfm2_decided_at(input: &str) -> Vec<usize> {
 /// does).
 #[test]
 fn lfm2_calls_leave_when_decided() {
-    use support::{Expect, Rng};
     let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    // The conformance inputs with calls, and a made one (blocks joined across white space, a `)`
+    // inside a string).
+    let made = "<|tool_call_start|>[a(x=1), b(y=')')] <|tool_call_end|>\n<|tool_call_start|> \
+                [c()]<|tool_call_end|><|im_end|>";
+    let (checked, before_end) = calls_leave_when_decided(&spec, "lfm2", &[made], lfm2_decided_at);
+    assert!(checked > 1_000, "{checked} chunkings");
+    assert!(before_end >= 3);
+}
+
+/// The conformance inputs of `family` whose value has calls (the call count from transformers'
+/// result) and the `made` inputs (the count from the one-shot parse), each at every split point
+/// and in one-byte chunks: the deltas rebuild the one-shot message, and each call started no
+/// later than the chunk that brought what `decided_at` says decides it. Prints the counts;
+/// returns the chunkings checked and how many calls left before the output's last byte in
+/// one-byte feeds (as many as are decided before it).
+fn calls_leave_when_decided(
+    spec: &Spec,
+    family: &str,
+    made: &[&str],
+    decided_at: fn(&str) -> Vec<usize>,
+) -> (usize, usize) {
+    use support::{Expect, Rng};
     let mut rng = Rng::new(2);
     let (mut checked, mut one_byte_calls, mut one_byte_fed, mut before_end, mut decided_before) =
         (0, 0, 0, 0, 0);
-    // The conformance inputs with calls (the call count from transformers' result), and a made
-    // one (blocks joined across white space, a `)` inside a string).
     let mut inputs: Vec<(String, String, usize)> = Vec::new();
     for suite in load_suites() {
-        if suite.shipped_name() != Some("lfm2") {
+        if suite.shipped_name() != Some(family) {
             continue;
         }
         for case in &suite.cases {
@@ -1180,57 +1199,118 @@ fn lfm2_calls_leave_when_decided() {
             }
         }
     }
-    let made = "<|tool_call_start|>[a(x=1), b(y=')')] <|tool_call_end|>\n<|tool_call_start|> \
-                [c()]<|tool_call_end|><|im_end|>";
-    let calls = spec.parse(made).unwrap()["tool_calls"]
-        .as_array()
-        .unwrap()
-        .len();
-    inputs.push(("joined_with_space_and_parens".into(), made.into(), calls));
-    {
-        for (case_name, input, want) in &inputs {
-            let input = input.as_str();
-            let decided = lfm2_decided_at(input);
-            assert_eq!(decided.len(), *want, "{case_name}: oracle {decided:?}");
-            let one_shot = parse_counter(&spec, input, None).unwrap();
-            for (n, cuts) in chunkings(input, &mut rng).into_iter().enumerate() {
-                let (calls, message) = feed_cuts(&spec, None, input, &cuts);
-                let what = format!("{case_name} cut at {:?}", &cuts[..cuts.len().min(3)]);
-                assert_eq!(message, one_shot, "{what}");
-                let finals = message["tool_calls"].as_array().unwrap();
-                assert_eq!(calls.len(), finals.len(), "{what}");
-                let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
-                for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
-                    assert_eq!(call.name, last["function"]["name"].as_str().unwrap());
-                    assert_eq!(
-                        call.arguments,
-                        last["function"]["arguments"].as_str().unwrap(),
-                        "{what}: call {k}"
-                    );
-                    assert!(
-                        decided[k] == input.len() || call.started_at <= fed_by(decided[k]),
-                        "{what}: call {k} started with {} bytes fed, decided at {}",
-                        call.started_at,
-                        decided[k]
-                    );
-                    if n == 0 {
-                        one_byte_calls += 1;
-                        one_byte_fed += usize::from(call.started_at != usize::MAX);
-                        before_end += usize::from(call.started_at < input.len());
-                        decided_before += usize::from(decided[k] < input.len());
-                    }
+    for (i, made) in made.iter().enumerate() {
+        let calls = spec.parse(made).unwrap()["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len();
+        inputs.push((format!("made {i}"), (*made).to_owned(), calls));
+    }
+    for (case_name, input, want) in &inputs {
+        let input = input.as_str();
+        let decided = decided_at(input);
+        assert_eq!(decided.len(), *want, "{case_name}: oracle {decided:?}");
+        let one_shot = parse_counter(spec, input, None).unwrap();
+        for (n, cuts) in chunkings(input, &mut rng).into_iter().enumerate() {
+            let (calls, message) = feed_cuts(spec, None, input, &cuts);
+            let what = format!("{case_name} cut at {:?}", &cuts[..cuts.len().min(3)]);
+            assert_eq!(message, one_shot, "{what}");
+            let finals = message["tool_calls"].as_array().unwrap();
+            assert_eq!(calls.len(), finals.len(), "{what}");
+            let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
+            for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
+                assert_eq!(call.name, last["function"]["name"].as_str().unwrap());
+                assert_eq!(
+                    call.arguments,
+                    last["function"]["arguments"].as_str().unwrap(),
+                    "{what}: call {k}"
+                );
+                // An output without an end token decides its last call only at its end.
+                assert!(
+                    decided[k] == input.len() || call.started_at <= fed_by(decided[k]),
+                    "{what}: call {k} started with {} bytes fed, decided at {}",
+                    call.started_at,
+                    decided[k]
+                );
+                if n == 0 {
+                    one_byte_calls += 1;
+                    one_byte_fed += usize::from(call.started_at != usize::MAX);
+                    before_end += usize::from(call.started_at < input.len());
+                    decided_before += usize::from(decided[k] < input.len());
                 }
-                checked += 1;
             }
+            checked += 1;
         }
     }
     eprintln!(
-        "lfm2: in 1-byte feeds {one_byte_fed}/{one_byte_calls} calls leave with a feed, \
+        "{family}: in 1-byte feeds {one_byte_fed}/{one_byte_calls} calls leave with a feed, \
          {before_end} before the output's last byte ({decided_before} are decided before it); \
          {checked} chunkings"
     );
-    assert!(checked > 1_000, "{checked} chunkings");
     assert_eq!(before_end, decided_before);
+    (checked, before_end)
+}
+
+/// For each call of a `functionary_v3_2` output, the input length that decides it, read with
+/// serde_json and the template's `>>>NAME\n{…}`: the character after the next call's header
+/// (a `>>>` and a name cut at the end of the output would end the calls before it), the end of
+/// a `>>>all\n` after it, or the end token (an output without one decides its last call only at
+/// its end).
+fn functionary_decided_at(input: &str) -> Vec<usize> {
+    let mut decided = Vec::new();
+    let mut i = ws(input, 0);
+    loop {
+        i += usize::from(input[i..].starts_with(">>>")) * 3;
+        let Some(newline) = input[i..].find('\n') else {
+            return decided;
+        };
+        if input[i..i + newline].trim_end() == "all" {
+            // Content: its calls start at the first `>>>NAME\n`.
+            let Some(at) = input[i..].find(">>>") else {
+                return decided;
+            };
+            i += at;
+            continue;
+        }
+        let json = i + newline + 1;
+        let mut values =
+            serde_json::Deserializer::from_str(&input[json..]).into_iter::<serde_json::Value>();
+        let Some(Ok(_)) = values.next() else {
+            return decided;
+        };
+        let end = ws(input, json + values.byte_offset());
+        let rest = &input[end..];
+        if let Some(after) = rest.strip_prefix(">>>all\n") {
+            decided.push(input.len() - after.len());
+            return decided;
+        } else if let Some(after) = rest.strip_prefix(">>>") {
+            let header = after.find('\n').map(|n| end + 3 + n + 1);
+            decided.push(header.map_or(input.len(), |h| (h + 1).min(input.len())));
+            i = end;
+        } else {
+            let eot = rest.strip_prefix("<|eot_id|>").map(|_| end + 10);
+            decided.push(eot.unwrap_or(input.len()));
+            return decided;
+        }
+    }
+}
+
+/// Issue 16, `functionary_v3_2`: every call leaves the stream when the text after it decides it
+/// (the next call's header and a character after it, `>>>all\n`, or the end token), not with the
+/// final message.
+#[test]
+fn functionary_v3_2_calls_leave_when_decided() {
+    let spec = chatparse::shipped::spec("functionary_v3_2")
+        .unwrap()
+        .unwrap();
+    let made = [
+        "a\n{\"x\": 1}>>>b\n{}>>>c\n{\"s\": \">>\"}<|eot_id|>",
+        "all\nSure.>>>a\n{}\n>>>all\nDone.<|eot_id|>",
+        ">>>a\n{}>>>b\n{\"y\": [1]}<|eot_id|>",
+    ];
+    let (checked, before_end) =
+        calls_leave_when_decided(&spec, "functionary_v3_2", &made, functionary_decided_at);
+    assert!(checked > 500, "{checked} chunkings");
     assert!(before_end >= 3);
 }
 
@@ -1384,5 +1464,91 @@ fn lfm2_soups_stream_to_the_one_shot_parse() {
         }
     }
     eprintln!("lfm2 soups: {SOUPS}, {errors} errors, {fed_calls} calls sent by a feed");
+    assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
+}
+
+/// `functionary_v3_2` on adversarial outputs: soups of calls, `>>>` with names, `>>>all`
+/// (followed by a newline or not), names cut at the end, `>>>` inside strings and content,
+/// white space before separators, and end tokens, fed in random chunks (and inputs made to hit
+/// each rule, a byte at a time), checked against the schema's one-shot parse as
+/// [`stream_against_one_shot`] does.
+#[test]
+fn functionary_v3_2_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(1632);
+    let spec = chatparse::shipped::spec("functionary_v3_2")
+        .unwrap()
+        .unwrap();
+    let calls = [
+        "f\n{\"a\": 1}",
+        "g\n{\"s\": \">>>all\\n\"}",
+        "h \t\r\n{}",
+        "k\n{\"s\": \">>>x\"}",
+        "all\nSure.",
+        "m\n{}\n\n",
+    ];
+    let pieces = [
+        ">>>",
+        ">>>all\n",
+        ">>>all",
+        ">>>all \r\n",
+        ">>>al",
+        ">>>x",
+        ">>>x ",
+        ">>>x>",
+        "\n",
+        " ",
+        "<|eot_id|>",
+        "all\n",
+        "x",
+        "{}",
+        ">",
+        ">>",
+    ];
+    let made = [
+        "f\n{}>>>g\n{}>>>all\nDone.<|eot_id|>",
+        "f\n{} \n>>>g\n{\"a\": 1}\n>>>h",
+        "f\n{}>>>g",
+        "f\n{}>>>g\n",
+        "f\n{}>>>g\nx",
+        "f\n{}>>>g>{}",
+        "all\nHi>>> 1\n>>>f\n{}>>>all\n<|eot_id|>",
+        ">>>f\n{}>>>all \t\r\nok",
+    ];
+    let (mut fed_calls, mut errors) = (0, 0);
+    for n in 0..SOUPS {
+        let mut input = String::new();
+        if let Some(made) = made.get(n) {
+            input.push_str(made);
+        } else {
+            if rng.below(3) == 0 {
+                input.push_str(["all\nSure.", ">>>all\nOk ", " "][rng.below(3)]);
+            }
+            for k in 0..1 + rng.below(6) {
+                if k > 0 || !input.is_empty() {
+                    input.push_str(">>>");
+                }
+                if rng.below(3) > 0 {
+                    input.push_str(calls[rng.below(calls.len())]);
+                } else {
+                    input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            }
+            if rng.below(2) == 0 {
+                input.push_str(pieces[rng.below(pieces.len())]);
+            }
+        }
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
+        match stream_against_one_shot(&spec, &input, &cuts) {
+            Some(early) => fed_calls += early,
+            None => errors += 1,
+        }
+    }
+    eprintln!("functionary_v3_2 soups: {SOUPS}, {errors} errors, {fed_calls} calls sent by a feed");
     assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
 }

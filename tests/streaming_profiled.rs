@@ -396,6 +396,7 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|/tool_call|>\n<|tool_call|>[{\"name\": \"g\", \"arguments\": {}}, {\"name\": \"h\", \"arguments\": {\"s\": \"<|/tool_call|><|tool_call|>\"}}]<|/tool_call|>",
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {}}<|/tool_call|>",
             "<|python_tag|>{\"name\": \"f\", \"parameters\": {\"a\": \"};\"}}; {\"name\": \"g\", \"parameters\": {}}<|python_tag|>{\"name\": \"h\"}<|eom_id|>",
+            ">>>f\n{\"a\": 1}>>>g\n{}\n>>>all\nDone.<|eot_id|>",
             "<|tool_call_start|>[f(a=1, s='), x('), g()]<|tool_call_end|><|tool_call_start|>[h(b=\"]\")]<|tool_call_end|><|im_end|>",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
@@ -468,6 +469,7 @@ fn reasoning_and_content_stream_before_the_end() {
         ("mistral_small", None, "It is sunny.[TOOL_CALLS]f[ARGS]{}"),
         ("mistral_small", None, "It is sunny.[TOOL_CALLS]f[ARGS]{\"a\": 1}[TOOL_CALLS]g[CALL_ID]a1b2c3d4e[ARGS]{}[TOOL_CALLS]h[ARGS]{}</s>"),
         ("functionary_v3_2", None, "all\nIt is sunny.>>>f\n{}"),
+        ("functionary_v3_2", None, "all\nIt is sunny.>>>f\n{\"a\": \">>\"}\n>>>g\n{}<|eot_id|>"),
         ("apriel", None, "Here are my reasoning steps:\nLet me think.\n[BEGIN FINAL RESPONSE]\nIt is sunny.\n[END FINAL RESPONSE]\n<|end|>"),
         ("seed_oss", Some("<seed:think>"), "Let me think.</seed:think>It is sunny.<seed:eos>"),
         ("lfm2", None, "<think>Plan.</think>Sure.<|tool_call_start|>[f(a=1), g(s=')')]<|tool_call_end|><|tool_call_start|>[h()]<|tool_call_end|><|im_end|>"),
@@ -501,7 +503,8 @@ fn reasoning_and_content_stream_before_the_end() {
             // `mistral_small`'s last call has no closer: `$` ends it, at the end; so does
             // `llama3_json`'s without an end token.
             let ends_at_dollar = *name == "mistral_small"
-                || (*name == "llama3_json" && !input.ends_with("<|eom_id|>"));
+                || (*name == "llama3_json" && !input.ends_with("<|eom_id|>"))
+                || (*name == "functionary_v3_2" && !input.ends_with("<|eot_id|>"));
             let held = usize::from(ends_at_dollar).min(calls);
             assert_eq!(
                 got.early_calls,

@@ -52,6 +52,7 @@ mod objects;
 mod profile;
 mod profiled;
 mod pythonic;
+mod recipients;
 mod region;
 
 use std::fmt;

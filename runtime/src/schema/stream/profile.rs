@@ -114,6 +114,10 @@ pub struct CallsProfile {
     /// field's substitution, `x-regex` and iterator: each call streams once what follows its `)`
     /// decides it (see `"pythonic": true`).
     pub pythonic: bool,
+    /// Set when the calls are addressed to recipients (`functionary_v3_2`'s `>>>NAME\n{…}`), cut
+    /// by the root regex's terminators and the field's iterator: each call streams once the next
+    /// `>>>` is known to be a separator or the terminator `>>>all\n` (see `"recipients": true`).
+    pub recipients: bool,
 }
 
 /// The JSON list of a [`CallsProfile`]: `"list": {"cut": […], "ids_after_arguments": true}`.
@@ -300,7 +304,15 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 6] = ["field", "open", "after", "list", "objects", "pythonic"];
+const CALLS_KEYS: [&str; 7] = [
+    "field",
+    "open",
+    "after",
+    "list",
+    "objects",
+    "pythonic",
+    "recipients",
+];
 const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
 const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
 
@@ -355,7 +367,27 @@ fn load_calls(
         .get("open")
         .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
     let pythonic = flag(object.get("pythonic"), "/tool_calls/pythonic", diags);
-    if pythonic {
+    let recipients = flag(object.get("recipients"), "/tool_calls/recipients", diags);
+    if recipients {
+        let node = schema.root().property(&field);
+        let why = match (list.is_some() || objects || pythonic, node) {
+            (true, _) => Some(
+                "a field is read one way: a list, objects, pythonic calls or calls to recipients"
+                    .into(),
+            ),
+            (false, Some(node)) => {
+                super::recipients::RecipientScan::check(schema.root(), node).err()
+            }
+            (false, None) => None,
+        };
+        if let Some(why) = why {
+            diags.error(
+                "/tool_calls/recipients",
+                format!("the calls of \"{field}\" cannot stream as calls to recipients: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if pythonic {
         let node = schema.root().property(&field);
         let why = match (list.is_some() || objects, node) {
             (true, _) => Some("a field is read one way: a list, objects or pythonic calls".into()),
@@ -417,6 +449,7 @@ fn load_calls(
         list,
         objects,
         pythonic,
+        recipients,
     })
 }
 

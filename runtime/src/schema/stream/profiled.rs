@@ -56,6 +56,7 @@ use super::list::{ListScan, ListStep};
 use super::objects::{bare_call_at, ObjectScan, ObjectStep};
 use super::profile::{StreamProfile, Untagged};
 use super::pythonic::{PythonicScan, PythonicStep};
+use super::recipients::{RecipientScan, RecipientStep};
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
@@ -126,6 +127,7 @@ pub struct ProfiledStreamParser<'p> {
     list: Option<ListScan<'p>>,
     objects: Option<ObjectScan<'p>>,
     pythonic: Option<PythonicScan<'p>>,
+    recipients: Option<RecipientScan<'p>>,
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
@@ -169,7 +171,7 @@ impl<'p> ProfiledStreamParser<'p> {
             fields: [Streamed::default(); 2],
             calls: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
-                match (&c.list, c.objects || c.pythonic) {
+                match (&c.list, c.objects || c.pythonic || c.recipients) {
                     (None, false) => CallScan::new(&c.field, node).ok(),
                     _ => None,
                 }
@@ -183,6 +185,11 @@ impl<'p> ProfiledStreamParser<'p> {
                 let node = schema.root().property(&c.field).filter(|_| c.pythonic)?;
                 PythonicScan::new(&c.field, node).ok()
             }),
+            recipients: profile
+                .tool_calls
+                .as_ref()
+                .filter(|c| c.recipients)
+                .and_then(|c| RecipientScan::new(&c.field, schema).ok()),
             list: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
                 let list = c.list.as_ref()?;
@@ -363,7 +370,10 @@ impl<'p> ProfiledStreamParser<'p> {
             (Some(scan), _, _) => Some(scan.field),
             (None, Some(list), _) => Some(list.field),
             (None, None, Some(objects)) => Some(objects.field),
-            (None, None, None) => self.pythonic.as_ref().map(|p| p.field),
+            (None, None, None) => match (&self.pythonic, &self.recipients) {
+                (Some(p), _) => Some(p.field),
+                (None, r) => r.as_ref().map(|r| r.field),
+            },
         }
     }
 
@@ -433,6 +443,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 Phase::Calls { .. } if self.list.is_some() => self.list_calls(),
                 Phase::Calls { .. } if self.objects.is_some() => self.object_calls(),
                 Phase::Calls { .. } if self.pythonic.is_some() => self.pythonic_calls(),
+                Phase::Calls { .. } if self.recipients.is_some() => self.recipient_calls(),
                 Phase::Calls { next } => self.calls(next),
                 Phase::Held => {}
             }
@@ -573,6 +584,18 @@ impl<'p> ProfiledStreamParser<'p> {
         if let Some((m, marker)) = found {
             if field == REASONING && self.is_reasoning_close(marker) {
                 self.enter(CONTENT, m + marker.len());
+            } else if field == CONTENT && self.recipients.is_some() && self.opens_calls(marker) {
+                // A `>>>` ends the content only where a call's header follows it.
+                match RecipientScan::header_at(&self.buffer[m + marker.len()..]) {
+                    Some(Some(_)) => {
+                        self.enter_calls(m, marker);
+                        if let Some(recipients) = &mut self.recipients {
+                            recipients.start(m, false);
+                        }
+                    }
+                    Some(None) => self.phase = Phase::Held,
+                    None => {}
+                }
             } else if field == CONTENT && self.calls_field().is_some() && self.opens_calls(marker) {
                 self.enter_calls(m, marker);
             } else if field == CONTENT && self.calls_field().is_some() && self.calls_after(marker) {
@@ -639,10 +662,26 @@ impl<'p> ProfiledStreamParser<'p> {
     /// The first marker after the calls' opener that is not one more calls opener (an end
     /// token, a reasoning marker): the calls' part of the output may end there, so no call that
     /// closes later is known.
+    /// Whether the calls read the content's openers themselves (calls to recipients).
+    fn reads_openers(&self) -> bool {
+        self.profile
+            .tool_calls
+            .as_ref()
+            .is_some_and(|c| c.recipients)
+    }
+
     fn call_stop(&mut self) -> Option<usize> {
         loop {
             match self.markers.first_in(&self.buffer, self.scanned) {
                 Some((m, marker)) if self.opens_calls(marker) => self.scanned = m + marker.len(),
+                // Calls to recipients read the content openers (`>>>all\n`) themselves: only an
+                // end token ends them.
+                Some((m, marker))
+                    if self.reads_openers()
+                        && !self.profile.markers.iter().any(|k| k == marker) =>
+                {
+                    self.scanned = m + marker.len()
+                }
                 Some((m, _)) => return Some(m),
                 None => {
                     self.scanned = self
@@ -883,6 +922,37 @@ impl<'p> ProfiledStreamParser<'p> {
         }
     }
 
+    /// Streams every call to a recipient that the text after it has decided (see
+    /// [`RecipientScan`] for why such a call is final); strict streams only, as
+    /// [`Self::object_calls`].
+    fn recipient_calls(&mut self) {
+        let Some(mut recipients) = self.recipients.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let (limit, stop, ended) = self.calls_limit();
+        let end_token = ended.then(|| {
+            self.profile
+                .markers
+                .iter()
+                .filter(|k| self.buffer[limit..].starts_with(k.as_str()))
+                .map(String::len)
+                .max()
+                .unwrap_or(0)
+        });
+        let done = loop {
+            match recipients.next(&self.buffer, limit, end_token) {
+                RecipientStep::Call { start, end, value } => self.send_call(start, end, value),
+                RecipientStep::Wait => break false,
+                RecipientStep::Done => break true,
+            }
+        };
+        self.recipients = Some(recipients);
+        if done || stop {
+            self.phase = Phase::Held;
+        }
+    }
+
     /// How far the calls' text is known (the first marker that may end it, or the end of the
     /// buffer less a possible marker's start); whether a marker is there; and whether it is one
     /// that ends the calls' text for sure (an end token, not a reasoning marker).
@@ -975,6 +1045,26 @@ impl<'p> ProfiledStreamParser<'p> {
             }
         }
         if content.open_required && !opened {
+            if self.recipients.is_some() && !self.lenient {
+                // Calls from the start of the output: the root substitution gives them `>>>`.
+                let marked = rest.starts_with(b">>>");
+                if !marked && b">>>".starts_with(rest) {
+                    return;
+                }
+                let at = if marked { t + 3 } else { t };
+                match RecipientScan::header_at(&self.buffer[at..]) {
+                    None => return,
+                    Some(Some(name)) if name != "all" => {
+                        if let Some(recipients) = &mut self.recipients {
+                            recipients.start(if marked { t } else { at }, !marked);
+                        }
+                        self.scanned = t;
+                        self.phase = Phase::Calls { next: t };
+                        return;
+                    }
+                    Some(_) => {}
+                }
+            }
             self.phase = Phase::Held;
             return;
         }
