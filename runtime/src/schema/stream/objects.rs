@@ -172,7 +172,8 @@ impl<'p> ObjectScan<'p> {
             match self.stage {
                 Stage::Done => return ObjectStep::Done,
                 Stage::FirstBrace { at } => {
-                    match text[at..limit].char_indices().find(|&(_, c)| !is_space(c)) {
+                    let rest = text.get(at.min(limit)..limit).unwrap_or_default();
+                    match rest.char_indices().find(|&(_, c)| !is_space(c)) {
                         Some((i, '{')) => self.enter_call(at + i),
                         Some(_) => self.stage = Stage::Done,
                         None if ended => self.stage = Stage::Done,

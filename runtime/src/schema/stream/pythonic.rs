@@ -147,7 +147,10 @@ impl<'p> PythonicScan<'p> {
                 None => return PythonicStep::Wait,
             },
         };
-        let (joined, map) = match self.joined(&text[from..limit]) {
+        let Some(raw) = text.get(from..limit) else {
+            return PythonicStep::Wait;
+        };
+        let (joined, map) = match self.joined(raw) {
             Some(j) => j,
             None => return self.stop(),
         };

@@ -162,8 +162,8 @@ impl<'p> RecipientScan<'p> {
             return self.ended(text, limit + eot_len);
         }
         let bytes = text.as_bytes();
-        let Some(found) = memchr::memmem::find(&bytes[self.search_from..limit], MARK.as_bytes())
-        else {
+        let hay = bytes.get(self.search_from..limit).unwrap_or_default();
+        let Some(found) = memchr::memmem::find(hay, MARK.as_bytes()) else {
             self.search_from = limit.saturating_sub(MARK.len() - 1).max(self.search_from);
             return RecipientStep::Wait;
         };
