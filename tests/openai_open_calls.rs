@@ -1107,3 +1107,732 @@ fn separated_call_soups_stream_to_the_one_shot_parse() {
     eprintln!("{checked} soups, {early} argument fragments before the last chunk, {ids} model ids");
     assert!(early > 300 && ids > 100, "{early} fragments, {ids} ids");
 }
+
+/// Llama 3's end tokens (its schema's root pattern ends the calls at the first of them).
+const LLAMA3_ENDS: &[&str] = &["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"];
+const PYTHON_TAG: &str = "<|python_tag|>";
+
+/// For each call of a `llama3_json` output, the input length that decides it, read with
+/// serde_json and the template's separators: the next call's `;` through its `{"name":` (the
+/// schema's substitution), the next `<|python_tag|>`, or the end token after the last call (an
+/// output without one decides its last call only at its end).
+fn llama3_decided_at(input: &str) -> Vec<usize> {
+    let start = match input.find(PYTHON_TAG) {
+        Some(t) if !input[..t].trim_start().starts_with('{') => t + PYTHON_TAG.len(),
+        _ => 0,
+    };
+    let mut i = ws(input, start);
+    let mut decided = Vec::new();
+    loop {
+        let mut values =
+            serde_json::Deserializer::from_str(&input[i..]).into_iter::<serde_json::Value>();
+        let Some(Ok(_)) = values.next() else {
+            return decided;
+        };
+        let end = ws(input, i + values.byte_offset());
+        let rest = &input[end..];
+        if let Some(after) = rest.strip_prefix(';') {
+            let next = ws(input, input.len() - after.len());
+            let key_end = input[next..].find(':').map(|k| next + k + 1).unwrap();
+            decided.push(key_end);
+            i = next;
+        } else if rest.starts_with(PYTHON_TAG) {
+            decided.push(end + PYTHON_TAG.len());
+            i = ws(input, end + PYTHON_TAG.len());
+        } else {
+            let end_token = LLAMA3_ENDS.iter().find(|e| rest.starts_with(**e));
+            decided.push(end_token.map_or(input.len(), |e| end + e.len()));
+            return decided;
+        }
+    }
+}
+
+/// Every split into two chunks, one-byte chunks, and (long inputs) random chunkings.
+fn chunkings(input: &str, rng: &mut support::Rng) -> Vec<Vec<usize>> {
+    use support::{char_boundaries, random_cuts};
+    let bounds = char_boundaries(input);
+    let mut all: Vec<Vec<usize>> = vec![bounds[1..].to_vec()];
+    if input.len() <= 400 {
+        all.extend(
+            bounds[1..bounds.len() - 1]
+                .iter()
+                .map(|&s| vec![s, input.len()]),
+        );
+    } else {
+        all.extend((0..8).map(|_| random_cuts(input, rng)));
+    }
+    all
+}
+
+/// Issue 16, `llama3_json`: every call leaves the stream when what follows it decides it (the
+/// `;` and the next call's `{"name":`, a `<|python_tag|>`, or the end token), not with the final
+/// message. For every conformance input with calls, at every split point and in one-byte chunks:
+/// the deltas rebuild the one-shot message (its calls as transformers returns them), and each
+/// call started no later than the chunk that brought what decides it (found with serde_json).
+#[test]
+fn llama3_calls_leave_when_decided() {
+    use support::{Expect, Rng};
+    let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
+    let mut rng = Rng::new(3);
+    let (mut checked, mut calls_seen, mut early, mut one_byte_early, mut one_byte_calls) =
+        (0, 0, 0, 0, 0);
+    let (mut one_byte_before_end, mut one_byte_decided_before_end) = (0, 0);
+    for suite in load_suites() {
+        if suite.shipped_name() != Some("llama3_json") {
+            continue;
+        }
+        for case in &suite.cases {
+            let Expect::Value(reference) = &case.expect else {
+                continue;
+            };
+            let Some(Value::Array(want)) = reference.get("tool_calls") else {
+                continue;
+            };
+            let input = case.input.as_str();
+            let decided = llama3_decided_at(input);
+            assert_eq!(decided.len(), want.len(), "{}: oracle", case.name);
+            let one_shot = parse_counter(&spec, input, None).unwrap();
+            for (n, cuts) in chunkings(input, &mut rng).into_iter().enumerate() {
+                let (calls, message) = feed_cuts(&spec, None, input, &cuts);
+                let what = format!("{} cut at {:?}", case.name, &cuts[..cuts.len().min(3)]);
+                assert_eq!(message, one_shot, "{what}");
+                let finals = message["tool_calls"].as_array().unwrap();
+                assert_eq!(calls.len(), finals.len(), "{what}");
+                let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
+                for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
+                    assert_eq!(call.name, last["function"]["name"].as_str().unwrap());
+                    assert_eq!(
+                        call.arguments,
+                        last["function"]["arguments"].as_str().unwrap(),
+                        "{what}: call {k}"
+                    );
+                    // An output without an end token decides its last call only at its end.
+                    assert!(
+                        decided[k] == input.len() || call.started_at <= fed_by(decided[k]),
+                        "{what}: call {k} started with {} bytes fed, decided at {}",
+                        call.started_at,
+                        decided[k]
+                    );
+                    // Sent by a feed, not by `finish`.
+                    let fed = call.started_at != usize::MAX;
+                    calls_seen += 1;
+                    early += usize::from(fed);
+                    if n == 0 {
+                        one_byte_calls += 1;
+                        one_byte_early += usize::from(fed);
+                        one_byte_before_end += usize::from(call.started_at < input.len());
+                        one_byte_decided_before_end += usize::from(decided[k] < input.len());
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    eprintln!(
+        "llama3_json: in 1-byte feeds {one_byte_early}/{one_byte_calls} calls leave with a feed \
+         (not with the final message), {one_byte_before_end} before the output's last byte \
+         ({one_byte_decided_before_end} are decided before it); {early}/{calls_seen} leave \
+         with a feed over {checked} chunkings"
+    );
+    assert!(checked > 1_000, "{checked} chunkings");
+    // Only a call of an output without an end token waits for the final message.
+    assert_eq!(
+        one_byte_calls - one_byte_early,
+        1,
+        "{one_byte_early}/{one_byte_calls}"
+    );
+    assert_eq!(one_byte_before_end, one_byte_decided_before_end);
+    assert!(one_byte_before_end >= 3);
+}
+
+/// `llama3_json` on adversarial outputs: soups of calls (with `;`, `}`, `{"name":` and the tag
+/// inside strings), separators (`;` with and without white space, a tag, cut keys), end tokens
+/// and text, fed in random chunks. The streamed message equals the one-feed message, and the
+/// stream fails exactly when the schema's one-shot parse does (the reference's behaviour, see
+/// the conformance suite), else has its calls.
+#[test]
+fn llama3_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(3316);
+    let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
+    let pieces = [
+        r#"{"name": "f", "parameters": {"a": 1}}"#,
+        r#"{"name": "g", "parameters": {"s": "}; {\"name\": 1"}}"#,
+        r#"{"name": "h", "parameters": {"s": "x}; {"}}"#,
+        r#"{"type": "function", "name": "k", "arguments": {}}"#,
+        r#"{"name": "t", "parameters": {"s": "<|python_tag|>"}}"#,
+        r#"{"name": "e", "parameters": {"s": "<|eot_id|>"}}"#,
+        r#"{"name":"n"}"#,
+        r#"{"nam"#,
+        r#"{"type""#,
+        "{",
+        "}",
+        ";",
+        "; ",
+        " ;\n ",
+        "}; ",
+        ": ",
+        r#""name""#,
+        PYTHON_TAG,
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|end_of_text|>",
+        "Sure. ",
+        " ",
+        "\n",
+        "x",
+    ];
+    // Made to hit each rule: a `;` join right after a tag (before the next call's `{`), a tag
+    // before a join, a join before a tag, a cut key, `;` and a tag inside strings.
+    let made = [
+        r#"{"name": "a"}<|python_tag|>}; {"name": "b"}; {"name": "c"}<|eot_id|>"#,
+        r#"<|python_tag|>{"name": "a"} x <|python_tag|> ;{"name": "b"}<|eom_id|>"#,
+        r#"{"name": "a", "parameters": {"s": "<|python_tag|>"}}; {"name": "b"}<|eot_id|>"#,
+        r#"{"name": "a"}; {"name": "b", "parameters": {"s": "}; {"name": 1"}}<|eot_id|>"#,
+        r#"{"name": "a"} ; {"nam": "b"}<|eot_id|>"#,
+        r#"{"name": "a"}<|python_tag|>{"name": "b"}; {"type": "function", "name": "c"}"#,
+    ];
+    let (mut checked, mut fed_calls, mut errors) = (0, 0, 0);
+    for n in 0..SOUPS {
+        let mut input = String::new();
+        if let Some(made) = made.get(n) {
+            input.push_str(made);
+        } else {
+            match rng.below(3) {
+                0 => input.push_str(PYTHON_TAG),
+                1 => input.push_str(["Hi. ", " \n", "x"][rng.below(3)]),
+                _ => {}
+            }
+            if rng.below(2) == 0 {
+                // Calls as the template writes them, then maybe one more piece.
+                for k in 0..1 + rng.below(4) {
+                    if k > 0 {
+                        input.push_str(["; ", ";", " ;\n", PYTHON_TAG][rng.below(4)]);
+                    }
+                    input.push_str(pieces[rng.below(7)]);
+                }
+                if rng.below(3) > 0 {
+                    input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            } else {
+                for _ in 0..1 + rng.below(8) {
+                    if rng.below(2) == 0 {
+                        input.push_str(pieces[rng.below(7)]);
+                    } else {
+                        input.push_str(pieces[rng.below(pieces.len())]);
+                    }
+                }
+            }
+        }
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
+        match stream_against_one_shot(&spec, &input, &cuts) {
+            Some(early) => fed_calls += early,
+            None => errors += 1,
+        }
+        checked += 1;
+    }
+    eprintln!("llama3_json soups: {checked}, {errors} errors, {fed_calls} calls sent by a feed");
+    assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
+}
+
+const LFM2_OPEN: &str = "<|tool_call_start|>";
+const LFM2_CLOSE: &str = "<|tool_call_end|>";
+const LFM2_ENDS: &[&str] = &["<|im_end|>", "<|endoftext|>"];
+
+/// Where the Python call `NAME(…)` starting at `i` ends (after its `)`), read as Python reads
+/// it: brackets counted outside `'…'` and `"…"` strings (with `\` escapes).
+fn python_call_end(input: &str, i: usize) -> Option<usize> {
+    let bytes = input.as_bytes();
+    let open = i + input[i..].find('(')?;
+    let (mut depth, mut quote, mut j) = (0i32, None::<u8>, open);
+    while j < bytes.len() {
+        let b = bytes[j];
+        match quote {
+            Some(_) if b == b'\\' => j += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'\'' | b'"' => quote = Some(b),
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                _ => {}
+            },
+        }
+        j += 1;
+    }
+    None
+}
+
+/// For each call of an `lfm2` output, the input length that decides it: the next call's
+/// `NAME(` (after `, ` or after `]<|tool_call_end|><|tool_call_start|>[`, which the schema's
+/// substitution joins), or the end token after the list (an output without one decides its
+/// last call only at its end).
+fn lfm2_decided_at(input: &str) -> Vec<usize> {
+    let name_len = |s: &str| {
+        s.find('(').filter(|&p| {
+            p > 0
+                && s[..p]
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "_.-".contains(c))
+        })
+    };
+    let Some(open) = input.find(LFM2_OPEN) else {
+        return Vec::new();
+    };
+    let mut i = ws(input, open + LFM2_OPEN.len());
+    i = ws(input, i + usize::from(input[i..].starts_with('[')));
+    let mut decided = Vec::new();
+    while let Some(end) = python_call_end(input, i) {
+        let mut j = ws(input, end);
+        if input[j..].starts_with(',') {
+            j = ws(input, j + 1);
+        } else if let Some(rest) = input[j..].strip_prefix(']') {
+            let k = ws(input, input.len() - rest.len());
+            if let Some(rest) = input[k..].strip_prefix(LFM2_CLOSE) {
+                let k = ws(input, input.len() - rest.len());
+                if let Some(rest) = input[k..].strip_prefix(LFM2_OPEN) {
+                    let k = ws(input, input.len() - rest.len());
+                    j = ws(input, k + 1);
+                } else {
+                    // The list ends here unless another block follows: decided by the end
+                    // token, or by the first character that cannot begin the next block.
+                    let end_token = LFM2_ENDS.iter().find(|e| input[k..].starts_with(**e));
+                    let same = input[k..]
+                        .bytes()
+                        .zip(LFM2_OPEN.bytes())
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    decided.push(match end_token {
+                        Some(e) => k + e.len(),
+                        None if k + same < input.len() => k + same + 1,
+                        None => input.len(),
+                    });
+                    return decided;
+                }
+            }
+        }
+        match name_len(&input[j..]) {
+            Some(n) => decided.push(j + n + 1),
+            None => {
+                let end_token = LFM2_ENDS
+                    .iter()
+                    .find_map(|e| input[j..].find(e).map(|p| j + p + e.len()));
+                decided.push(end_token.unwrap_or(input.len()));
+                return decided;
+            }
+        }
+        i = j;
+    }
+    decided
+}
+
+/// Issue 16, `lfm2`: every pythonic call leaves the stream when what follows its `)` decides it
+/// (the next call's `NAME(`, within a list or across blocks the substitution joins, or the end
+/// token), not with the final message. For every conformance input with calls, at every split
+/// point and in one-byte chunks: the deltas rebuild the one-shot message, and each call started
+/// no later than the chunk that brought what decides it (found by reading the calls as Python
+/// does).
+#[test]
+fn lfm2_calls_leave_when_decided() {
+    let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    // The conformance inputs with calls, and a made one (blocks joined across white space, a `)`
+    // inside a string).
+    let made = "<|tool_call_start|>[a(x=1), b(y=')')] <|tool_call_end|>\n<|tool_call_start|> \
+                [c()]<|tool_call_end|><|im_end|>";
+    let (checked, before_end) = calls_leave_when_decided(&spec, "lfm2", &[made], lfm2_decided_at);
+    assert!(checked > 1_000, "{checked} chunkings");
+    assert!(before_end >= 3);
+}
+
+/// The conformance inputs of `family` whose value has calls (the call count from transformers'
+/// result) and the `made` inputs (the count from the one-shot parse), each at every split point
+/// and in one-byte chunks: the deltas rebuild the one-shot message, and each call started no
+/// later than the chunk that brought what `decided_at` says decides it. Prints the counts;
+/// returns the chunkings checked and how many calls left before the output's last byte in
+/// one-byte feeds (as many as are decided before it).
+fn calls_leave_when_decided(
+    spec: &Spec,
+    family: &str,
+    made: &[&str],
+    decided_at: fn(&str) -> Vec<usize>,
+) -> (usize, usize) {
+    use support::{Expect, Rng};
+    let mut rng = Rng::new(2);
+    let (mut checked, mut one_byte_calls, mut one_byte_fed, mut before_end, mut decided_before) =
+        (0, 0, 0, 0, 0);
+    let mut inputs: Vec<(String, String, usize)> = Vec::new();
+    for suite in load_suites() {
+        if suite.shipped_name() != Some(family) {
+            continue;
+        }
+        for case in &suite.cases {
+            if let Expect::Value(reference) = &case.expect {
+                if let Some(Value::Array(want)) = reference.get("tool_calls") {
+                    inputs.push((case.name.clone(), case.input.clone(), want.len()));
+                }
+            }
+        }
+    }
+    for (i, made) in made.iter().enumerate() {
+        let calls = spec.parse(made).unwrap()["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len();
+        inputs.push((format!("made {i}"), (*made).to_owned(), calls));
+    }
+    for (case_name, input, want) in &inputs {
+        let input = input.as_str();
+        let decided = decided_at(input);
+        assert_eq!(decided.len(), *want, "{case_name}: oracle {decided:?}");
+        let one_shot = parse_counter(spec, input, None).unwrap();
+        for (n, cuts) in chunkings(input, &mut rng).into_iter().enumerate() {
+            let (calls, message) = feed_cuts(spec, None, input, &cuts);
+            let what = format!("{case_name} cut at {:?}", &cuts[..cuts.len().min(3)]);
+            assert_eq!(message, one_shot, "{what}");
+            let finals = message["tool_calls"].as_array().unwrap();
+            assert_eq!(calls.len(), finals.len(), "{what}");
+            let fed_by = |at: usize| *cuts.iter().find(|&&c| c >= at).unwrap();
+            for (k, (call, last)) in calls.iter().zip(finals).enumerate() {
+                assert_eq!(call.name, last["function"]["name"].as_str().unwrap());
+                assert_eq!(
+                    call.arguments,
+                    last["function"]["arguments"].as_str().unwrap(),
+                    "{what}: call {k}"
+                );
+                // An output without an end token decides its last call only at its end.
+                assert!(
+                    decided[k] == input.len() || call.started_at <= fed_by(decided[k]),
+                    "{what}: call {k} started with {} bytes fed, decided at {}",
+                    call.started_at,
+                    decided[k]
+                );
+                if n == 0 {
+                    one_byte_calls += 1;
+                    one_byte_fed += usize::from(call.started_at != usize::MAX);
+                    before_end += usize::from(call.started_at < input.len());
+                    decided_before += usize::from(decided[k] < input.len());
+                }
+            }
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "{family}: in 1-byte feeds {one_byte_fed}/{one_byte_calls} calls leave with a feed, \
+         {before_end} before the output's last byte ({decided_before} are decided before it); \
+         {checked} chunkings"
+    );
+    assert_eq!(before_end, decided_before);
+    (checked, before_end)
+}
+
+/// For each call of a `functionary_v3_2` output, the input length that decides it, read with
+/// serde_json and the template's `>>>NAME\n{…}`: the character after the next call's header
+/// (a `>>>` and a name cut at the end of the output would end the calls before it), the end of
+/// a `>>>all\n` after it, or the end token (an output without one decides its last call only at
+/// its end).
+fn functionary_decided_at(input: &str) -> Vec<usize> {
+    let mut decided = Vec::new();
+    let mut i = ws(input, 0);
+    loop {
+        i += usize::from(input[i..].starts_with(">>>")) * 3;
+        let Some(newline) = input[i..].find('\n') else {
+            return decided;
+        };
+        if input[i..i + newline].trim_end() == "all" {
+            // Content: its calls start at the first `>>>NAME\n`.
+            let Some(at) = input[i..].find(">>>") else {
+                return decided;
+            };
+            i += at;
+            continue;
+        }
+        let json = i + newline + 1;
+        let mut values =
+            serde_json::Deserializer::from_str(&input[json..]).into_iter::<serde_json::Value>();
+        let Some(Ok(_)) = values.next() else {
+            return decided;
+        };
+        let end = ws(input, json + values.byte_offset());
+        let rest = &input[end..];
+        if let Some(after) = rest.strip_prefix(">>>all\n") {
+            decided.push(input.len() - after.len());
+            return decided;
+        } else if let Some(after) = rest.strip_prefix(">>>") {
+            let header = after.find('\n').map(|n| end + 3 + n + 1);
+            decided.push(header.map_or(input.len(), |h| (h + 1).min(input.len())));
+            i = end;
+        } else {
+            let eot = rest.strip_prefix("<|eot_id|>").map(|_| end + 10);
+            decided.push(eot.unwrap_or(input.len()));
+            return decided;
+        }
+    }
+}
+
+/// Issue 16, `functionary_v3_2`: every call leaves the stream when the text after it decides it
+/// (the next call's header and a character after it, `>>>all\n`, or the end token), not with the
+/// final message.
+#[test]
+fn functionary_v3_2_calls_leave_when_decided() {
+    let spec = chatparse::shipped::spec("functionary_v3_2")
+        .unwrap()
+        .unwrap();
+    let made = [
+        "a\n{\"x\": 1}>>>b\n{}>>>c\n{\"s\": \">>\"}<|eot_id|>",
+        "all\nSure.>>>a\n{}\n>>>all\nDone.<|eot_id|>",
+        ">>>a\n{}>>>b\n{\"y\": [1]}<|eot_id|>",
+    ];
+    let (checked, before_end) =
+        calls_leave_when_decided(&spec, "functionary_v3_2", &made, functionary_decided_at);
+    assert!(checked > 500, "{checked} chunkings");
+    assert!(before_end >= 3);
+}
+
+/// Feeds `input` cut at `cuts` and checks the result against the one-feed message and the
+/// schema's one-shot parse (the reference's behaviour, see the conformance suite): the same
+/// message, or failing exactly when the parse fails, with the same calls. The number of calls
+/// started by a feed, or `None` when the parse fails.
+fn stream_against_one_shot(spec: &Spec, input: &str, cuts: &[usize]) -> Option<usize> {
+    let one_feed = parse_counter(spec, input, None);
+    let reference = spec.schema().unwrap().parse(input);
+    let mut stream = counter_stream(spec, None);
+    let (mut from, mut early) = (0, 0);
+    let mut fed = Ok(());
+    for &cut in cuts {
+        fed = stream.feed_with(&input[from..cut], &mut |d| {
+            early += usize::from(matches!(d, Delta::CallStart { .. }));
+        });
+        if fed.is_err() {
+            break;
+        }
+        from = cut;
+    }
+    let streamed = fed.and_then(|_| stream.finish().map(|(_, m)| m));
+    let what = format!("{input:?} cut at {cuts:?}");
+    match (&streamed, &one_feed) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("{what}: streamed {streamed:?}, one feed {one_feed:?}"),
+    }
+    match (&streamed, &reference) {
+        (Ok(message), Ok(parsed)) => {
+            let calls = |v: &Value| -> Vec<(String, Value)> {
+                v.get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|c| {
+                        let f = &c["function"];
+                        let arguments = match &f["arguments"] {
+                            Value::String(s) => chatparse::value::from_str(s).unwrap(),
+                            other => other.clone(),
+                        };
+                        (f["name"].as_str().unwrap_or("").to_owned(), arguments)
+                    })
+                    .collect()
+            };
+            let (got, want) = (calls(message), calls(parsed));
+            assert!(
+                got.len() == want.len()
+                    && got
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.0 == b.0 && chatparse::runtime::py::identical(&a.1, &b.1)),
+                "{what}: streamed {got:?}, parsed {want:?}"
+            );
+            Some(early)
+        }
+        (Err(_), Err(_)) => None,
+        _ => panic!("{what}: streamed {streamed:?}, parsed {reference:?}"),
+    }
+}
+
+/// `lfm2` on adversarial outputs: soups of pythonic calls (strings holding `)`, `, x(`, `]`,
+/// the block markers), separators, blocks the substitution joins, cut names, end tokens and
+/// text, fed in random chunks (and inputs made to hit each rule, a byte at a time), checked
+/// against the schema's one-shot parse as [`stream_against_one_shot`] does.
+#[test]
+fn lfm2_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(1602);
+    let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    let calls = [
+        "f(a=1)",
+        "g(s='x), y(')",
+        "h(s=')', t=\"]\")",
+        "k(s='<|tool_call_end|><|tool_call_start|>[')",
+        "get_time()",
+        "m.n-o(x=[1, (2)], y={\"k\": \")\"})",
+        "p(q='a, b=c')",
+        "bad",
+    ];
+    let pieces = [
+        ", ",
+        ",",
+        " ,\n ",
+        ")",
+        "(",
+        "]",
+        "[",
+        "x",
+        "f(",
+        ", g",
+        LFM2_OPEN,
+        LFM2_CLOSE,
+        "<|im_end|>",
+        "<|endoftext|>",
+        "</think>",
+        " ",
+        "\n",
+    ];
+    let made = [
+        "<|tool_call_start|>[a(x=1)]<|tool_call_end|><|tool_call_start|>[b(y='z')]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>[a(s=') , b(')]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>[a(x=1)]<|tool_call_end|> x<|im_end|>",
+        "<|tool_call_start|>[a(x=1)] <|tool_call_end|>\n<|tool_call_start|> [ b()]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>a(x=1), b(y=2)<|im_end|>",
+        "<|tool_call_start|>[a(x=1), 1b(y=2)]<|tool_call_end|><|im_end|>",
+        "<|tool_call_start|>[a(x=1)), b(y=2)]<|tool_call_end|><|im_end|>",
+    ];
+    let (mut fed_calls, mut errors) = (0, 0);
+    for n in 0..SOUPS {
+        let mut input = String::new();
+        if let Some(made) = made.get(n) {
+            input.push_str(made);
+        } else {
+            match rng.below(3) {
+                0 => input.push_str("<think>Plan.</think>"),
+                1 => input.push_str("Sure. "),
+                _ => {}
+            }
+            if rng.below(2) == 0 {
+                // Blocks as the template writes them, then maybe one more piece.
+                for _ in 0..1 + rng.below(3) {
+                    let list: Vec<&str> =
+                        (0..1 + rng.below(3)).map(|_| calls[rng.below(7)]).collect();
+                    input.push_str(&format!("{LFM2_OPEN}[{}]{LFM2_CLOSE}", list.join(", ")));
+                }
+                if rng.below(3) > 0 {
+                    input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            } else {
+                input.push_str(LFM2_OPEN);
+                for _ in 0..1 + rng.below(8) {
+                    if rng.below(2) == 0 {
+                        input.push_str(calls[rng.below(calls.len())]);
+                    } else {
+                        input.push_str(pieces[rng.below(pieces.len())]);
+                    }
+                }
+            }
+        }
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
+        match stream_against_one_shot(&spec, &input, &cuts) {
+            Some(early) => fed_calls += early,
+            None => errors += 1,
+        }
+    }
+    eprintln!("lfm2 soups: {SOUPS}, {errors} errors, {fed_calls} calls sent by a feed");
+    assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
+}
+
+/// `functionary_v3_2` on adversarial outputs: soups of calls, `>>>` with names, `>>>all`
+/// (followed by a newline or not), names cut at the end, `>>>` inside strings and content,
+/// white space before separators, and end tokens, fed in random chunks (and inputs made to hit
+/// each rule, a byte at a time), checked against the schema's one-shot parse as
+/// [`stream_against_one_shot`] does.
+#[test]
+fn functionary_v3_2_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(1632);
+    let spec = chatparse::shipped::spec("functionary_v3_2")
+        .unwrap()
+        .unwrap();
+    let calls = [
+        "f\n{\"a\": 1}",
+        "g\n{\"s\": \">>>all\\n\"}",
+        "h \t\r\n{}",
+        "k\n{\"s\": \">>>x\"}",
+        "all\nSure.",
+        "m\n{}\n\n",
+    ];
+    let pieces = [
+        ">>>",
+        ">>>all\n",
+        ">>>all",
+        ">>>all \r\n",
+        ">>>al",
+        ">>>x",
+        ">>>x ",
+        ">>>x>",
+        "\n",
+        " ",
+        "<|eot_id|>",
+        "all\n",
+        "x",
+        "{}",
+        ">",
+        ">>",
+    ];
+    let made = [
+        "f\n{}>>>g\n{}>>>all\nDone.<|eot_id|>",
+        "f\n{} \n>>>g\n{\"a\": 1}\n>>>h",
+        "f\n{}>>>g",
+        "f\n{}>>>g\n",
+        "f\n{}>>>g\nx",
+        "f\n{}>>>g>{}",
+        "all\nHi>>> 1\n>>>f\n{}>>>all\n<|eot_id|>",
+        ">>>f\n{}>>>all \t\r\nok",
+    ];
+    let (mut fed_calls, mut errors) = (0, 0);
+    for n in 0..SOUPS {
+        let mut input = String::new();
+        if let Some(made) = made.get(n) {
+            input.push_str(made);
+        } else {
+            if rng.below(3) == 0 {
+                input.push_str(["all\nSure.", ">>>all\nOk ", " "][rng.below(3)]);
+            }
+            for k in 0..1 + rng.below(6) {
+                if k > 0 || !input.is_empty() {
+                    input.push_str(">>>");
+                }
+                if rng.below(3) > 0 {
+                    input.push_str(calls[rng.below(calls.len())]);
+                } else {
+                    input.push_str(pieces[rng.below(pieces.len())]);
+                }
+            }
+            if rng.below(2) == 0 {
+                input.push_str(pieces[rng.below(pieces.len())]);
+            }
+        }
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
+        match stream_against_one_shot(&spec, &input, &cuts) {
+            Some(early) => fed_calls += early,
+            None => errors += 1,
+        }
+    }
+    eprintln!("functionary_v3_2 soups: {SOUPS}, {errors} errors, {fed_calls} calls sent by a feed");
+    assert!(fed_calls > 250, "{fed_calls} calls sent by a feed");
+}

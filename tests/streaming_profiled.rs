@@ -395,6 +395,9 @@ fn streamed_equals_one_shot_on_marker_soups() {
             "<TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"a\": \"x\"}}, {\"name\": \"g\", \"arguments\": {}}]</TOOLCALL>",
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {\"a\": 1}}<|/tool_call|>\n<|tool_call|>[{\"name\": \"g\", \"arguments\": {}}, {\"name\": \"h\", \"arguments\": {\"s\": \"<|/tool_call|><|tool_call|>\"}}]<|/tool_call|>",
             "<|tool_call|>{\"name\": \"f\", \"arguments\": {}}<|/tool_call|>",
+            "<|python_tag|>{\"name\": \"f\", \"parameters\": {\"a\": \"};\"}}; {\"name\": \"g\", \"parameters\": {}}<|python_tag|>{\"name\": \"h\"}<|eom_id|>",
+            ">>>f\n{\"a\": 1}>>>g\n{}\n>>>all\nDone.<|eot_id|>",
+            "<|tool_call_start|>[f(a=1, s='), x('), g()]<|tool_call_end|><|tool_call_start|>[h(b=\"]\")]<|tool_call_end|><|im_end|>",
             "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>",
         ];
         let opens = profile.tool_calls.iter().flat_map(|c| c.open.iter());
@@ -467,9 +470,12 @@ fn reasoning_and_content_stream_before_the_end() {
         ("mistral_small", None, "It is sunny.[TOOL_CALLS]f[ARGS]{}"),
         ("mistral_small", None, "It is sunny.[TOOL_CALLS]f[ARGS]{\"a\": 1}[TOOL_CALLS]g[CALL_ID]a1b2c3d4e[ARGS]{}[TOOL_CALLS]h[ARGS]{}</s>"),
         ("functionary_v3_2", None, "all\nIt is sunny.>>>f\n{}"),
+        ("functionary_v3_2", None, "all\nIt is sunny.>>>f\n{\"a\": \">>\"}\n>>>g\n{}<|eot_id|>"),
         ("apriel", None, "Here are my reasoning steps:\nLet me think.\n[BEGIN FINAL RESPONSE]\nIt is sunny.\n[END FINAL RESPONSE]\n<|end|>"),
         ("seed_oss", Some("<seed:think>"), "Let me think.</seed:think>It is sunny.<seed:eos>"),
+        ("lfm2", None, "<think>Plan.</think>Sure.<|tool_call_start|>[f(a=1), g(s=')')]<|tool_call_end|><|tool_call_start|>[h()]<|tool_call_end|><|im_end|>"),
         ("llama3_json", None, "It is sunny.<|python_tag|>{\"name\": \"f\", \"parameters\": {}}"),
+        ("llama3_json", None, "{\"name\": \"f\", \"parameters\": {\"a\": 1}};{\"name\": \"g\", \"parameters\": {}}<|eom_id|>"),
         ("glm4_5", None, "\n<think>Plan.</think>\nSure.\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>\n<tool_call>g\n</tool_call><|observation|>"),
         ("minimax_m2", None, "Plan.\n</think>\n\nSure.\n<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n<invoke name=\"g\">\n</invoke>\n</minimax:tool_call>[e~["),
         ("deepseek_v3_2", None, "Plan.</think>Sure.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"true\">x</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"g\">\n</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>"),
@@ -495,8 +501,12 @@ fn reasoning_and_content_stream_before_the_end() {
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         if spec.stream_profile().unwrap().tool_calls.is_some() {
-            // `mistral_small`'s last call has no closer: `$` ends it, at the end.
-            let held = usize::from(*name == "mistral_small").min(calls);
+            // `mistral_small`'s last call has no closer: `$` ends it, at the end; so does
+            // `llama3_json`'s without an end token.
+            let ends_at_dollar = *name == "mistral_small"
+                || (*name == "llama3_json" && !input.ends_with("<|eom_id|>"))
+                || (*name == "functionary_v3_2" && !input.ends_with("<|eot_id|>"));
+            let held = usize::from(ends_at_dollar).min(calls);
             assert_eq!(
                 got.early_calls,
                 calls - held,
@@ -1090,4 +1100,55 @@ fn gemma4_leading_calls_wait_for_the_text_after_them() {
     // The calls followed by a reasoning opener (cases 1, 3 and 6) are sent by a stream that does
     // not wait.
     assert_eq!(sabotage_caught, 3);
+}
+
+/// `"objects": true` (`llama3_json`'s calls) is accepted only for the patterns the scan follows:
+/// the shipped schema with its opener; refused for another opener, a second opener, a changed
+/// iterator or substitution, and together with a `list`.
+#[test]
+fn objects_are_refused_where_the_scan_does_not_read_the_schema() {
+    let shipped =
+        std::fs::read_to_string(support::repo_root().join("schemas/llama3_json.json")).unwrap();
+    let with = |schema: &str, calls: &str| {
+        let profile = format!(
+            r#"{{"content": {{"field": "content"}}, "tool_calls": {calls},
+                "markers": ["<|python_tag|>", "<|eot_id|>"]}}"#
+        );
+        Spec::from_json_str(schema)
+            .unwrap()
+            .with_stream_profile(&profile, "<profile>")
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    let good = r#"{"field": "tool_calls", "open": ["<|python_tag|>"], "objects": true}"#;
+    assert_eq!(with(&shipped, good), Ok(()));
+    let iterator = r#""(\\{.*?)(?:<\\|python_tag\\|>|$)""#;
+    assert!(shipped.contains(iterator));
+    let join = r#""\\}\\s*;\\s*(\\{\\s*\"(?:name|type)\"\\s*:)""#;
+    assert!(shipped.contains(join));
+    for (schema, calls) in [
+        (
+            shipped.clone(),
+            r#"{"field": "tool_calls", "open": ["<|eot_id|>"], "objects": true}"#,
+        ),
+        (
+            shipped.clone(),
+            r#"{"field": "tool_calls", "open": ["<|python_tag|>", "{"], "objects": true}"#,
+        ),
+        (
+            shipped.replace(iterator, r#""(\\{.*)(?:<\\|python_tag\\|>|$)""#),
+            good,
+        ),
+        (shipped.replace(join, r#""\\}\\s*;\\s*(\\{)""#), good),
+        (
+            shipped.clone(),
+            r#"{"field": "tool_calls", "open": ["<|python_tag|>"], "objects": true, "list": {}}"#,
+        ),
+    ] {
+        let err = with(&schema, calls).unwrap_err();
+        assert!(
+            err.contains("cannot stream as JSON objects"),
+            "{calls}: {err}"
+        );
+    }
 }

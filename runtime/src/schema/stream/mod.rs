@@ -48,8 +48,11 @@
 //! ```
 
 mod list;
+mod objects;
 mod profile;
 mod profiled;
+mod pythonic;
+mod recipients;
 mod region;
 
 use std::fmt;

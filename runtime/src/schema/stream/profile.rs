@@ -106,6 +106,18 @@ pub struct CallsProfile {
     /// `x-parser: json`, rather than `x-regex-iterator` matches: each item streams as its object
     /// closes.
     pub list: Option<ListProfile>,
+    /// Set when the calls are JSON objects one after another, cut at the opener (`<|python_tag|>`)
+    /// and at `;` by the field's substitution and iterator (`llama3_json`): each call streams
+    /// once what follows it decides it (see `"objects": true`).
+    pub objects: bool,
+    /// Set when the calls are a pythonic call list (`lfm2`'s `[f(a=1), g(b="x")]`), read by the
+    /// field's substitution, `x-regex` and iterator: each call streams once what follows its `)`
+    /// decides it (see `"pythonic": true`).
+    pub pythonic: bool,
+    /// Set when the calls are addressed to recipients (`functionary_v3_2`'s `>>>NAME\n{…}`), cut
+    /// by the root regex's terminators and the field's iterator: each call streams once the next
+    /// `>>>` is known to be a separator or the terminator `>>>all\n` (see `"recipients": true`).
+    pub recipients: bool,
     /// Set when calls that open the output can still be read as something else, depending on
     /// the text after them (see [`LeadingCalls`]).
     pub leading: Option<LeadingCalls>,
@@ -317,7 +329,16 @@ fn load(value: &Value, schema: &Schema, diags: &mut Diagnostics) -> Option<Strea
 }
 
 const TOP_KEYS: [&str; 4] = ["reasoning", "content", "tool_calls", "markers"];
-const CALLS_KEYS: [&str; 5] = ["field", "open", "after", "list", "leading"];
+const CALLS_KEYS: [&str; 8] = [
+    "field",
+    "open",
+    "after",
+    "list",
+    "objects",
+    "pythonic",
+    "recipients",
+    "leading",
+];
 const LEADING_KEYS: [&str; 2] = ["close", "held_by"];
 const LIST_KEYS: [&str; 3] = ["cut", "ids_after_arguments", "blocks"];
 const BLOCKS_KEYS: [&str; 2] = ["open", "close"];
@@ -368,7 +389,60 @@ fn load_calls(
             })
         }
     };
-    if let (Some(node), Some(list)) = (schema.root().property(&field), &list) {
+    let objects = flag(object.get("objects"), "/tool_calls/objects", diags);
+    let open = object
+        .get("open")
+        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
+    let pythonic = flag(object.get("pythonic"), "/tool_calls/pythonic", diags);
+    let recipients = flag(object.get("recipients"), "/tool_calls/recipients", diags);
+    if recipients {
+        let node = schema.root().property(&field);
+        let why = match (list.is_some() || objects || pythonic, node) {
+            (true, _) => Some(
+                "a field is read one way: a list, objects, pythonic calls or calls to recipients"
+                    .into(),
+            ),
+            (false, Some(node)) => {
+                super::recipients::RecipientScan::check(schema.root(), node).err()
+            }
+            (false, None) => None,
+        };
+        if let Some(why) = why {
+            diags.error(
+                "/tool_calls/recipients",
+                format!("the calls of \"{field}\" cannot stream as calls to recipients: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if pythonic {
+        let node = schema.root().property(&field);
+        let why = match (list.is_some() || objects, node) {
+            (true, _) => Some("a field is read one way: a list, objects or pythonic calls".into()),
+            (false, Some(node)) => super::pythonic::PythonicScan::check(node).err(),
+            (false, None) => None,
+        };
+        if let Some(why) = why {
+            diags.error(
+                "/tool_calls/pythonic",
+                format!("the calls of \"{field}\" cannot stream as pythonic calls: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if objects {
+        let node = schema.root().property(&field);
+        let why = match (list.is_some(), open.as_slice(), node) {
+            (true, _, _) => Some("a field is read either as a list or as objects".to_owned()),
+            (false, [tag], Some(node)) => super::objects::ObjectScan::check(node, tag).err(),
+            (false, _, _) => Some("objects are cut at one opener: list exactly one".to_owned()),
+        };
+        if let Some(why) = why {
+            diags.error(
+                "/tool_calls/objects",
+                format!("the calls of \"{field}\" cannot stream as JSON objects: {why}"),
+                "leave out /tool_calls (the calls then arrive with the final message)",
+            );
+        }
+    } else if let (Some(node), Some(list)) = (schema.root().property(&field), &list) {
         if let Err(why) = super::list::ListScan::check(node, list.blocks.is_some()) {
             diags.error(
                 "/tool_calls/list",
@@ -385,9 +459,6 @@ fn load_calls(
             );
         }
     }
-    let open = object
-        .get("open")
-        .map_or_else(Vec::new, |v| literals(v, "/tool_calls/open", diags));
     if open.is_empty() {
         diags.error(
             "/tool_calls/open",
@@ -407,6 +478,9 @@ fn load_calls(
         open,
         after,
         list,
+        objects,
+        pythonic,
+        recipients,
         leading,
     })
 }

@@ -53,7 +53,10 @@ use crate::value::Value;
 use memchr::memmem;
 
 use super::list::{ListScan, ListStep};
+use super::objects::{bare_call_at, ObjectScan, ObjectStep};
 use super::profile::{StreamProfile, Untagged};
+use super::pythonic::{PythonicScan, PythonicStep};
+use super::recipients::{RecipientScan, RecipientStep};
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
@@ -140,6 +143,9 @@ pub struct ProfiledStreamParser<'p> {
     /// items of a JSON list.
     calls: Option<CallScan<'p>>,
     list: Option<ListScan<'p>>,
+    objects: Option<ObjectScan<'p>>,
+    pythonic: Option<PythonicScan<'p>>,
+    recipients: Option<RecipientScan<'p>>,
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
@@ -186,11 +192,25 @@ impl<'p> ProfiledStreamParser<'p> {
             fields: [Streamed::default(); 2],
             calls: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
-                match c.list {
-                    None => CallScan::new(&c.field, node).ok(),
-                    Some(_) => None,
+                match (&c.list, c.objects || c.pythonic || c.recipients) {
+                    (None, false) => CallScan::new(&c.field, node).ok(),
+                    _ => None,
                 }
             }),
+            objects: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field)?;
+                let tag = c.open.first().filter(|_| c.objects)?;
+                ObjectScan::new(&c.field, schema.root(), node, tag).ok()
+            }),
+            pythonic: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field).filter(|_| c.pythonic)?;
+                PythonicScan::new(&c.field, node).ok()
+            }),
+            recipients: profile
+                .tool_calls
+                .as_ref()
+                .filter(|c| c.recipients)
+                .and_then(|c| RecipientScan::new(&c.field, schema).ok()),
             list: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
                 let list = c.list.as_ref()?;
@@ -368,10 +388,14 @@ impl<'p> ProfiledStreamParser<'p> {
 
     /// The field whose calls stream one by one.
     fn calls_field(&self) -> Option<&str> {
-        match (&self.calls, &self.list) {
-            (Some(scan), _) => Some(scan.field),
-            (None, Some(list)) => Some(list.field),
-            (None, None) => None,
+        match (&self.calls, &self.list, &self.objects) {
+            (Some(scan), _, _) => Some(scan.field),
+            (None, Some(list), _) => Some(list.field),
+            (None, None, Some(objects)) => Some(objects.field),
+            (None, None, None) => match (&self.pythonic, &self.recipients) {
+                (Some(p), _) => Some(p.field),
+                (None, r) => r.as_ref().map(|r| r.field),
+            },
         }
     }
 
@@ -438,9 +462,7 @@ impl<'p> ProfiledStreamParser<'p> {
                     started,
                 } => self.text(field, from, started),
                 Phase::AfterContent { at } => self.after_content(at),
-                Phase::Calls { next } if self.leading.is_some() => self.leading_calls(next),
-                Phase::Calls { .. } if self.list.is_some() => self.list_calls(),
-                Phase::Calls { next } => self.calls(next),
+                Phase::Calls { next } => self.calls_step(next),
                 Phase::Held => {}
             }
             if self.phase == before {
@@ -580,6 +602,18 @@ impl<'p> ProfiledStreamParser<'p> {
         if let Some((m, marker)) = found {
             if field == REASONING && self.is_reasoning_close(marker) {
                 self.enter(CONTENT, m + marker.len());
+            } else if field == CONTENT && self.recipients.is_some() && self.opens_calls(marker) {
+                // A `>>>` ends the content only where a call's header follows it.
+                match RecipientScan::header_at(&self.buffer[m + marker.len()..]) {
+                    Some(Some(_)) => {
+                        self.enter_calls(m, marker);
+                        if let Some(recipients) = &mut self.recipients {
+                            recipients.start(m, false);
+                        }
+                    }
+                    Some(None) => self.phase = Phase::Held,
+                    None => {}
+                }
             } else if field == CONTENT && self.calls_field().is_some() && self.opens_calls(marker) {
                 self.enter_calls(m, marker);
             } else if field == CONTENT && self.calls_field().is_some() && self.calls_after(marker) {
@@ -610,6 +644,12 @@ impl<'p> ProfiledStreamParser<'p> {
         if let Some(list) = &mut self.list {
             list.start(m, m + marker.len(), marker);
         }
+        if let Some(objects) = &mut self.objects {
+            objects.start(m + marker.len());
+        }
+        if let Some(pythonic) = &mut self.pythonic {
+            pythonic.start(m);
+        }
     }
 
     /// Calls that opened the output stream once the text after their run shows it cannot make
@@ -621,12 +661,25 @@ impl<'p> ProfiledStreamParser<'p> {
             LeadingVerdict::Held => self.phase = Phase::Held,
             LeadingVerdict::Calls => {
                 self.leading = None;
-                if self.list.is_some() {
-                    self.list_calls();
-                } else {
-                    self.calls(next);
-                }
+                self.calls_step(next);
             }
+        }
+    }
+
+    /// Reads the calls' part as the profile says it is written.
+    fn calls_step(&mut self, next: usize) {
+        if self.leading.is_some() {
+            self.leading_calls(next);
+        } else if self.list.is_some() {
+            self.list_calls();
+        } else if self.objects.is_some() {
+            self.object_calls();
+        } else if self.pythonic.is_some() {
+            self.pythonic_calls();
+        } else if self.recipients.is_some() {
+            self.recipient_calls();
+        } else {
+            self.calls(next);
         }
     }
 
@@ -721,10 +774,26 @@ impl<'p> ProfiledStreamParser<'p> {
     /// The first marker after the calls' opener that is not one more calls opener (an end
     /// token, a reasoning marker): the calls' part of the output may end there, so no call that
     /// closes later is known.
+    /// Whether the calls read the content's openers themselves (calls to recipients).
+    fn reads_openers(&self) -> bool {
+        self.profile
+            .tool_calls
+            .as_ref()
+            .is_some_and(|c| c.recipients)
+    }
+
     fn call_stop(&mut self) -> Option<usize> {
         loop {
             match self.markers.first_in(&self.buffer, self.scanned) {
                 Some((m, marker)) if self.opens_calls(marker) => self.scanned = m + marker.len(),
+                // Calls to recipients read the content openers (`>>>all\n`) themselves: only an
+                // end token ends them.
+                Some((m, marker))
+                    if self.reads_openers()
+                        && !self.profile.markers.iter().any(|k| k == marker) =>
+                {
+                    self.scanned = m + marker.len()
+                }
                 Some((m, _)) => return Some(m),
                 None => {
                     self.scanned = self
@@ -910,6 +979,132 @@ impl<'p> ProfiledStreamParser<'p> {
         }
     }
 
+    /// Streams every call of JSON objects one after another that what follows it has decided
+    /// (see [`ObjectScan`] for why such a call is final). Only strict streams read them: the
+    /// lenient parse sets a bad call aside in its own way, so a lenient stream leaves the calls
+    /// to the final message.
+    fn object_calls(&mut self) {
+        let Some(mut objects) = self.objects.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let (limit, stop, ended) = self.calls_limit();
+        let done = loop {
+            match objects.next(&self.buffer, limit, ended) {
+                ObjectStep::Call { start, end, value } => self.send_call(start, end, value),
+                ObjectStep::Wait => break false,
+                ObjectStep::Done => break true,
+            }
+        };
+        self.objects = Some(objects);
+        if done || stop {
+            self.phase = Phase::Held;
+        }
+    }
+
+    /// Streams every call of a pythonic call list that what follows it has decided (see
+    /// [`PythonicScan`] for why such a call is final); strict streams only, as
+    /// [`Self::object_calls`].
+    fn pythonic_calls(&mut self) {
+        let Some(mut pythonic) = self.pythonic.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let (limit, stop, ended) = self.calls_limit();
+        let done = loop {
+            match pythonic.next(&self.buffer, limit, ended) {
+                PythonicStep::Call { end, value } => {
+                    // Each call's raw text runs from the end of the last one (the opener).
+                    let start = match self.calls_sent.len() {
+                        0 => match self.phase {
+                            Phase::Calls { next } => next,
+                            _ => self.calls_end,
+                        },
+                        _ => self.calls_end,
+                    };
+                    self.send_call(start, end, value);
+                }
+                PythonicStep::Wait => break false,
+                PythonicStep::Done => break true,
+            }
+        };
+        self.pythonic = Some(pythonic);
+        if done || stop {
+            self.phase = Phase::Held;
+        }
+    }
+
+    /// Streams every call to a recipient that the text after it has decided (see
+    /// [`RecipientScan`] for why such a call is final); strict streams only, as
+    /// [`Self::object_calls`].
+    fn recipient_calls(&mut self) {
+        let Some(mut recipients) = self.recipients.take().filter(|_| !self.lenient) else {
+            self.phase = Phase::Held;
+            return;
+        };
+        let (limit, stop, ended) = self.calls_limit();
+        let end_token = ended.then(|| {
+            self.profile
+                .markers
+                .iter()
+                .filter(|k| self.buffer[limit..].starts_with(k.as_str()))
+                .map(String::len)
+                .max()
+                .unwrap_or(0)
+        });
+        let done = loop {
+            match recipients.next(&self.buffer, limit, end_token) {
+                RecipientStep::Call { start, end, value } => self.send_call(start, end, value),
+                RecipientStep::Wait => break false,
+                RecipientStep::Done => break true,
+            }
+        };
+        self.recipients = Some(recipients);
+        if done || stop {
+            self.phase = Phase::Held;
+        }
+    }
+
+    /// How far the calls' text is known (the first marker that may end it, or the end of the
+    /// buffer less a possible marker's start); whether a marker is there; and whether it is one
+    /// that ends the calls' text for sure (an end token, not a reasoning marker).
+    fn calls_limit(&mut self) -> (usize, bool, bool) {
+        let stop = self.call_stop();
+        let ended = stop.is_some_and(|m| {
+            self.profile
+                .markers
+                .iter()
+                .any(|k| self.buffer[m..].starts_with(k.as_str()) && !self.opens_calls(k))
+                && !self.profile.reasoning.as_ref().is_some_and(|r| {
+                    r.close
+                        .iter()
+                        .chain(&r.open)
+                        .any(|k| self.buffer[m..].starts_with(k.as_str()))
+                })
+        });
+        let limit =
+            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        (limit, stop.is_some(), ended)
+    }
+
+    /// Sends one whole call, its raw text `start..end`, as one region.
+    fn send_call(&mut self, start: usize, end: usize, value: Value) {
+        self.pending.events.push(RawEvent::Open { field: CALLS });
+        if end > start {
+            self.pending.events.push(RawEvent::Chunk {
+                field: CALLS,
+                start,
+                end,
+            });
+        }
+        self.pending.events.push(RawEvent::Close {
+            field: CALLS,
+            value: value.clone(),
+        });
+        self.calls_sent.push(value);
+        self.calls_end = end;
+    }
+
     /// Sends the raw text of the open call that has arrived and is known to be the call's,
     /// `open_at..limit`, opening its region first. Why only in strict streams: a call that then
     /// fails to parse fails the whole message, so nothing sent of it can end up contradicting the
@@ -962,10 +1157,43 @@ impl<'p> ProfiledStreamParser<'p> {
             }
         }
         if content.open_required && !opened {
+            if self.recipients.is_some() && !self.lenient {
+                // Calls from the start of the output: the root substitution gives them `>>>`.
+                let marked = rest.starts_with(b">>>");
+                if !marked && b">>>".starts_with(rest) {
+                    return;
+                }
+                let at = if marked { t + 3 } else { t };
+                match RecipientScan::header_at(&self.buffer[at..]) {
+                    None => return,
+                    Some(Some(name)) if name != "all" => {
+                        if let Some(recipients) = &mut self.recipients {
+                            recipients.start(if marked { t } else { at }, !marked);
+                        }
+                        self.scanned = t;
+                        self.phase = Phase::Calls { next: t };
+                        return;
+                    }
+                    Some(_) => {}
+                }
+            }
             self.phase = Phase::Held;
             return;
         }
         if !opened {
+            if let Some(objects) = self.objects.as_mut().filter(|o| o.bare && !self.lenient) {
+                // A bare call at the start: the root substitution gives it the opener.
+                match bare_call_at(&self.buffer[t..]) {
+                    Some(true) => {
+                        objects.start_bare(t);
+                        self.scanned = t;
+                        self.phase = Phase::Calls { next: t };
+                        return;
+                    }
+                    None => return,
+                    Some(false) => {}
+                }
+            }
             for held in &content.held_if_starts {
                 let held = held.as_bytes();
                 if rest.starts_with(held) {

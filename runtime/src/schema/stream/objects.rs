@@ -1,0 +1,342 @@
+//! Tool calls written as JSON objects one after another (`llama3_json`): `<|python_tag|>{…}`, or
+//! a bare `{"name": …}` at the start of the output, with further calls after a `;` or another
+//! `<|python_tag|>`. The calls field rewrites `}; {"name":` into `}<|python_tag|>{"name":` with a
+//! substitution, and its iterator `(\{.*?)(?:<\|python_tag\|>|$)` takes each call from a `{` to
+//! the next tag. [`ObjectScan`] finds where each of those matches ends as the text arrives, so a
+//! call can be sent once it is decided instead of with the final message.
+//!
+//! Why a call sent is the final message's call: the profile is checked (when it loads) to hold
+//! for a field whose substitution and iterator are exactly these patterns (built from the
+//! opener), so the scan follows what they do, step by step:
+//!
+//! * `re.sub` rewrites the matches of `\}\s*;\s*(\{\s*"(?:name|type)"\s*:)` left to right. A match
+//!   holds one `}`, at its start, and no `<`, so a match found in the text that has arrived is
+//!   final: no match that later text completes can start before it (it would hold its `}`), and
+//!   no later text changes one already complete (the pattern has no look-ahead or anchor).
+//! * `re.finditer` then takes a call from the first `{` to the first tag after it: one the model
+//!   wrote, or one the substitution inserted after a `}`. The next call starts at the first `{`
+//!   after the tag (a tag the substitution inserts is followed by its `{`). Whichever tag comes
+//!   first ends the call, so a call is decided once either has arrived whole (before anything
+//!   that may end the calls' part of the output: the calls' group of the root regex runs from
+//!   the opener to the first end token).
+//! * The last call runs to `$`, the end of the calls' text: it is decided once an end token has
+//!   arrived (the text before it, less trailing white space, which the root regex leaves out).
+//!
+//! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
+//! a call that does not parse stops the scan (the final message, the one-shot parse, says what
+//! becomes of it: a strict parse fails).
+
+use chatparse_pyre::PyRegex;
+use memchr::memmem;
+
+use crate::py::unicode::is_space;
+use crate::schema::interp::{parse_node, Walk};
+use crate::schema::{Items, Node, NodeType};
+use crate::support::Content;
+use crate::value::Value;
+
+/// The substitution that joins `;`-separated calls, with `{TAG}` for the escaped opener.
+const JOIN_PATTERN: &str = r#"\}\s*;\s*(\{\s*"(?:name|type)"\s*:)"#;
+/// The iterator that cuts the joined text into calls.
+const ITERATOR_PATTERN: &str = r"(\{.*?)(?:{TAG}|$)";
+/// The root substitution that gives a bare call at the start of the output its opener.
+pub(crate) const BARE_PATTERN: &str = r#"^\s*(\{\s*"(?:name|type)"\s*:)"#;
+
+/// Where the scan stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// After the opener: white space, then the first call's `{` (anything else: the opener did
+    /// not open the calls, and the final message says what the text is).
+    FirstBrace { at: usize },
+    /// Inside a call that starts at `start`.
+    Call { start: usize },
+    /// After a tag the model wrote: the next call starts at the next `{`.
+    NextBrace { at: usize },
+    /// Nothing more is read: the final message brings the rest.
+    Done,
+}
+
+/// What the scan found next.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ObjectStep {
+    /// A call, `start..end`, decided: its value as the final message has it.
+    Call {
+        start: usize,
+        end: usize,
+        value: Value,
+    },
+    /// More text is needed.
+    Wait,
+    /// The scan stopped (see [`Stage::Done`]).
+    Done,
+}
+
+/// The incremental scan of `;`- or tag-separated JSON calls (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct ObjectScan<'p> {
+    /// The calls field.
+    pub(crate) field: &'p str,
+    items: &'p Node,
+    /// The tag the iterator cuts at (the calls' opener).
+    tag: &'p str,
+    /// The field's substitution that joins `;`-separated calls.
+    join: &'p PyRegex,
+    /// Whether a bare call at the start of the output opens the calls (see [`opens_bare`]).
+    pub(crate) bare: bool,
+    stage: Stage,
+    /// Where the substitution's next match is searched from (`re.sub` resumes after a match;
+    /// positions before the last `}` seen without a match start none).
+    join_from: usize,
+    /// Where the search for a tag the model wrote resumes.
+    tag_from: usize,
+}
+
+impl<'p> ObjectScan<'p> {
+    /// A scan of `node`'s calls, cut at `tag` (checked by [`ObjectScan::check`]).
+    pub(crate) fn new(
+        field: &'p str,
+        root: &'p Node,
+        node: &'p Node,
+        tag: &'p str,
+    ) -> Result<Self, String> {
+        Self::check(node, tag)?;
+        let Items::Each(items) = &node.items else {
+            return Err("it has no `items` schema".into());
+        };
+        Ok(ObjectScan {
+            field,
+            items,
+            tag,
+            bare: opens_bare(root, tag),
+            join: &node.substitutions[0].pattern.regex,
+            stage: Stage::Done,
+            join_from: 0,
+            tag_from: 0,
+        })
+    }
+
+    /// Whether `node`'s calls are written as this scan reads them, or why not: an array whose
+    /// one substitution and iterator are exactly the patterns of the module documentation, with
+    /// `tag` the opener.
+    pub(crate) fn check(node: &Node, tag: &str) -> Result<(), String> {
+        let escaped = escape(tag);
+        let iterator = ITERATOR_PATTERN.replace("{TAG}", &escaped);
+        let joined_by = |s: &crate::schema::Substitution| {
+            s.pattern.regex.python_pattern() == JOIN_PATTERN
+                && s.replacement_source == format!("}}{tag}\\1")
+        };
+        let fits = node.node_type == NodeType::Array
+            && node.regex.is_none()
+            && node.parser.is_none()
+            && node.key_value.is_none()
+            && matches!(node.items, Items::Each(_))
+            && node.substitutions.len() == 1
+            && joined_by(&node.substitutions[0])
+            && node
+                .iterator
+                .as_ref()
+                .is_some_and(|i| i.regex.python_pattern() == iterator);
+        if fits {
+            Ok(())
+        } else {
+            Err(format!(
+                "only an array with the substitution `{JOIN_PATTERN}` → `}}{tag}\\1` and the \
+                 iterator `{iterator}` streams as JSON objects"
+            ))
+        }
+    }
+
+    /// Starts reading the calls after their opener, which ends at `opener_end`.
+    pub(crate) fn start(&mut self, opener_end: usize) {
+        self.stage = Stage::FirstBrace { at: opener_end };
+        self.join_from = opener_end;
+        self.tag_from = opener_end;
+    }
+
+    /// Starts reading the calls at a bare `{` at `at` (the root substitution gave it the opener).
+    pub(crate) fn start_bare(&mut self, at: usize) {
+        self.enter_call(at);
+        self.join_from = at;
+    }
+
+    fn enter_call(&mut self, start: usize) {
+        self.stage = Stage::Call { start };
+        self.tag_from = start + 1;
+    }
+
+    /// Reads `text[..limit]` on from where the last read stopped; `ended`: the calls' text ends
+    /// at `limit` (an end token is there).
+    pub(crate) fn next(&mut self, text: &str, limit: usize, ended: bool) -> ObjectStep {
+        let bytes = &text.as_bytes()[..limit];
+        loop {
+            match self.stage {
+                Stage::Done => return ObjectStep::Done,
+                Stage::FirstBrace { at } => {
+                    let rest = text.get(at.min(limit)..limit).unwrap_or_default();
+                    match rest.char_indices().find(|&(_, c)| !is_space(c)) {
+                        Some((i, '{')) => self.enter_call(at + i),
+                        Some(_) => self.stage = Stage::Done,
+                        None if ended => self.stage = Stage::Done,
+                        None => {
+                            self.stage = Stage::FirstBrace { at: limit.max(at) };
+                            return ObjectStep::Wait;
+                        }
+                    }
+                }
+                Stage::NextBrace { at } => match memchr::memchr(b'{', &bytes[at.min(limit)..]) {
+                    Some(i) => self.enter_call(at + i),
+                    None if ended => self.stage = Stage::Done,
+                    None => {
+                        self.stage = Stage::NextBrace { at: limit.max(at) };
+                        return ObjectStep::Wait;
+                    }
+                },
+                Stage::Call { start } => {
+                    let tag = self.find_tag(bytes);
+                    let join = match self.find_join(text, limit, start) {
+                        Ok(join) => join,
+                        Err(()) => {
+                            self.stage = Stage::Done;
+                            return ObjectStep::Done;
+                        }
+                    };
+                    let end = match (tag, join) {
+                        (Some(t), Some((j, _, _))) if t < j => {
+                            self.stage = Stage::NextBrace {
+                                at: t + self.tag.len(),
+                            };
+                            t
+                        }
+                        (Some(t), None) => {
+                            self.stage = Stage::NextBrace {
+                                at: t + self.tag.len(),
+                            };
+                            t
+                        }
+                        (_, Some((j, next, join_end))) => {
+                            // The substitution keeps the `}` and puts the tag after it.
+                            self.join_from = join_end;
+                            self.enter_call(next);
+                            j + 1
+                        }
+                        (None, None) if ended => {
+                            self.stage = Stage::Done;
+                            start + text[start..limit].trim_end_matches(is_space).len()
+                        }
+                        (None, None) => return ObjectStep::Wait,
+                    };
+                    let value = parse_node(
+                        self.items,
+                        Content::borrowed(&text[start..end]),
+                        &mut Walk::strict(),
+                    );
+                    return match value {
+                        Ok(value) => ObjectStep::Call { start, end, value },
+                        Err(_) => {
+                            self.stage = Stage::Done;
+                            ObjectStep::Done
+                        }
+                    };
+                }
+            }
+        }
+    }
+
+    /// The first whole tag the model wrote from `tag_from` on.
+    fn find_tag(&mut self, bytes: &[u8]) -> Option<usize> {
+        let from = self.tag_from.min(bytes.len());
+        match memmem::find(&bytes[from..], self.tag.as_bytes()) {
+            Some(i) => Some(from + i),
+            None => {
+                self.tag_from = bytes.len().saturating_sub(self.tag.len() - 1).max(from);
+                None
+            }
+        }
+    }
+
+    /// The substitution's first match at or after `start` in `text[..limit]`, as the `}`'s
+    /// position, where the next call's `{` is and where the match ends. Matches before `start`
+    /// (after a tag, before the next `{`) only insert a tag before that `{`: they are passed.
+    /// `Err` when the regex engine gives up (the one-shot parse would too).
+    #[allow(clippy::type_complexity)]
+    fn find_join(
+        &mut self,
+        text: &str,
+        limit: usize,
+        start: usize,
+    ) -> Result<Option<(usize, usize, usize)>, ()> {
+        loop {
+            let from = self.join_from.min(limit);
+            let found = self.join.search(&text[from..limit]).map_err(|_| ())?;
+            let Some(m) = found else {
+                // Only the last `}` may begin a match that more text completes.
+                if let Some(i) = memchr::memrchr(b'}', &text.as_bytes()[from..limit]) {
+                    self.join_from = from + i;
+                }
+                return Ok(None);
+            };
+            let (at, end) = (from + m.start(), from + m.end());
+            if at < start {
+                self.join_from = end;
+                continue;
+            }
+            let next = from + m.span(1).map_or(m.end(), |s| s.0);
+            return Ok(Some((at, next, end)));
+        }
+    }
+}
+
+/// A literal as a pattern that matches it, its special characters escaped (as the shipped
+/// schemas write them: `<\|python_tag\|>`).
+fn escape(literal: &str) -> String {
+    let mut out = String::new();
+    for c in literal.chars() {
+        if r"\.^$*+?{}[]|()".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the root's substitutions give a bare call at the start of the output the opener
+/// `tag` (and do nothing else): then such a call opens the calls as the opener does.
+pub(crate) fn opens_bare(root: &Node, tag: &str) -> bool {
+    match root.substitutions.as_slice() {
+        [s] => {
+            s.pattern.regex.python_pattern() == BARE_PATTERN
+                && s.replacement_source == format!("{tag}\\1")
+        }
+        _ => false,
+    }
+}
+
+/// Whether `rest` (the output from its first non-space character) begins a bare call, as the
+/// root substitution [`BARE_PATTERN`] reads it: `{`, white space, `"name"` or `"type"`, white
+/// space, `:`. `None` while more text is needed.
+pub(crate) fn bare_call_at(rest: &str) -> Option<bool> {
+    let mut chars = rest.chars().peekable();
+    if chars.next()? != '{' {
+        return Some(false);
+    }
+    while chars.next_if(|&c| is_space(c)).is_some() {}
+    if chars.next()? != '"' {
+        return Some(false);
+    }
+    let mut key = String::new();
+    loop {
+        let c = chars.next()?;
+        if c == '"' {
+            break;
+        }
+        key.push(c);
+        if !["name", "type"].iter().any(|k| k.starts_with(&key)) {
+            return Some(false);
+        }
+    }
+    if key != "name" && key != "type" {
+        return Some(false);
+    }
+    while chars.next_if(|&c| is_space(c)).is_some() {}
+    Some(chars.next()? == ':')
+}

@@ -1,0 +1,368 @@
+//! Pythonic call lists (`lfm2`): `<|tool_call_start|>[f(a=1), g(b="x")]<|tool_call_end|>`, a
+//! block after another joined into one list by the field's substitution. The field's `x-regex`
+//! takes the list's text `L` (after `[`, up to the first `]<|tool_call_end|>` the substitution
+//! left, or the end), and its iterator takes each call from a name and `(` to the first `)`
+//! followed by `, NAME(` or by the end of `L`. [`PythonicScan`] finds where each call ends as the
+//! text arrives, so a call can be sent once it is decided instead of with the final message.
+//!
+//! Why a call sent is the final message's call: the profile is checked (when it loads) to hold
+//! for a field whose substitution, `x-regex` and iterator are exactly these patterns, so the scan
+//! follows what they do:
+//!
+//! * The substitution `\]\s*<\|tool_call_end\|>\s*<\|tool_call_start\|>\s*\[` → `, ` is run on the
+//!   text that has arrived (the calls' text is known up to the first end token: the root regex
+//!   ends the calls' group there). A match holds one `]`, at its start, so a match found is final
+//!   and the text it gives is final up to the last `]` that more text may complete into a match.
+//! * `L` ends at the first place from which only white space, an optional `]`, white space and
+//!   `<|tool_call_end|>` follow (or the end of the calls' text). While neither has arrived, `L`
+//!   runs past everything known.
+//! * A call (from `NAME(`, `re.finditer` going left to right) ends at its first `)` after which
+//!   the look-ahead `\s*(?:,\s*NAME\(|$)` holds in `L`. A `)` whose look-ahead is decided false
+//!   by the known text does not end it; the first one whose look-ahead is decided true does, and
+//!   the next call starts at that `NAME`. A `)` followed by white space and the end of `L` ends
+//!   the last call. Anything else the scan does not decide (a call that `L`'s end cuts before a
+//!   `)`, text where a call's name belongs) stops it, and the rest arrives with the final message.
+//! * Once an end token has arrived, the calls' text is whole and the field's own schema reads it,
+//!   as the one-shot parse does; the calls not sent yet are sent from that.
+//!
+//! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
+//! a call that does not parse stops the scan (a strict one-shot parse fails on it too).
+
+use crate::py::unicode::{is_space, is_word};
+use crate::schema::interp::{parse_node, Walk};
+use crate::schema::{Items, Node, NodeType, Substitution};
+use crate::support::Content;
+use crate::value::Value;
+
+/// The substitution that joins blocks into one list.
+const JOIN_PATTERN: &str = r"\]\s*<\|tool_call_end\|>\s*<\|tool_call_start\|>\s*\[";
+/// The field's `x-regex`: the list's text.
+const LIST_PATTERN: &str =
+    r"^<\|tool_call_start\|>\s*\[?\s*(.*?)\s*\]?\s*(?:<\|tool_call_end\|>.*)?$";
+/// The iterator: one call each.
+const CALL_PATTERN: &str =
+    r"([A-Za-z_][\w.-]*\(.*?(?:\)(?=\s*(?:,\s*[A-Za-z_][\w.-]*\(|$))|$)|[^\s,].*|^$)";
+const OPEN: &str = "<|tool_call_start|>";
+const CLOSE: &str = "<|tool_call_end|>";
+
+/// What the scan found next.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum PythonicStep {
+    /// A call, decided: where its raw text ends in the output, and its value as the final
+    /// message has it.
+    Call { end: usize, value: Value },
+    /// More text is needed.
+    Wait,
+    /// The scan stopped: the final message brings the rest.
+    Done,
+}
+
+/// The incremental scan of a pythonic call list (see the module documentation).
+#[derive(Debug)]
+pub(crate) struct PythonicScan<'p> {
+    /// The calls field.
+    pub(crate) field: &'p str,
+    node: &'p Node,
+    items: &'p Node,
+    join: &'p Substitution,
+    /// Where the calls' text starts (its opener).
+    open_at: usize,
+    /// Where the next call's raw text starts, once the list's start is known; calls sent.
+    next: Option<usize>,
+    sent: usize,
+    done: bool,
+}
+
+impl<'p> PythonicScan<'p> {
+    /// A scan of `node`'s calls (checked by [`PythonicScan::check`]).
+    pub(crate) fn new(field: &'p str, node: &'p Node) -> Result<Self, String> {
+        Self::check(node)?;
+        let Items::Each(items) = &node.items else {
+            return Err("it has no `items` schema".into());
+        };
+        Ok(PythonicScan {
+            field,
+            node,
+            items,
+            join: &node.substitutions[0],
+            open_at: 0,
+            next: None,
+            sent: 0,
+            done: true,
+        })
+    }
+
+    /// Whether `node`'s calls are written as this scan reads them, or why not: an array whose
+    /// substitution, `x-regex` and iterator are exactly the patterns of the module documentation.
+    pub(crate) fn check(node: &Node) -> Result<(), String> {
+        let fits = node.node_type == NodeType::Array
+            && node.parser.is_none()
+            && node.key_value.is_none()
+            && matches!(node.items, Items::Each(_))
+            && matches!(node.substitutions.as_slice(),
+                [s] if s.pattern.regex.python_pattern() == JOIN_PATTERN
+                    && s.replacement_source == ", ")
+            && node
+                .regex
+                .as_ref()
+                .is_some_and(|r| r.regex.python_pattern() == LIST_PATTERN)
+            && node
+                .iterator
+                .as_ref()
+                .is_some_and(|i| i.regex.python_pattern() == CALL_PATTERN);
+        if fits {
+            Ok(())
+        } else {
+            Err(format!(
+                "only an array with the substitution `{JOIN_PATTERN}` → `, `, the x-regex \
+                 `{LIST_PATTERN}` and the iterator `{CALL_PATTERN}` streams as pythonic calls"
+            ))
+        }
+    }
+
+    /// Starts reading the calls at their opener, `opener_at`.
+    pub(crate) fn start(&mut self, opener_at: usize) {
+        self.open_at = opener_at;
+        self.next = None;
+        self.sent = 0;
+        self.done = false;
+    }
+
+    /// Reads `text[..limit]`; `ended`: the calls' text ends at `limit` (an end token is there).
+    pub(crate) fn next(&mut self, text: &str, limit: usize, ended: bool) -> PythonicStep {
+        if self.done {
+            return PythonicStep::Done;
+        }
+        if ended {
+            return self.whole(text, limit);
+        }
+        let from = match self.next {
+            Some(at) => at,
+            None => match list_start(&text[..limit], self.open_at) {
+                Some(Some(at)) => {
+                    self.next = Some(at);
+                    at
+                }
+                Some(None) => return self.stop(),
+                None => return PythonicStep::Wait,
+            },
+        };
+        let Some(raw) = text.get(from..limit) else {
+            return PythonicStep::Wait;
+        };
+        let (joined, map) = match self.joined(raw) {
+            Some(j) => j,
+            None => return self.stop(),
+        };
+        match call_end(&joined) {
+            Decided::Wait => PythonicStep::Wait,
+            Decided::Stop => self.stop(),
+            Decided::End { end, next } => {
+                let Ok(value) = parse_node(
+                    self.items,
+                    Content::borrowed(&joined[..end]),
+                    &mut Walk::strict(),
+                ) else {
+                    return self.stop();
+                };
+                self.sent += 1;
+                match next {
+                    Some(next) => self.next = Some(from + map(next)),
+                    None => self.done = true,
+                }
+                PythonicStep::Call {
+                    end: from + map(end),
+                    value,
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self) -> PythonicStep {
+        self.done = true;
+        PythonicStep::Done
+    }
+
+    /// The calls' text is whole (`text[open_at..limit]`, less trailing white space): the field's
+    /// own schema reads it, and the next call not sent yet is sent.
+    fn whole(&mut self, text: &str, limit: usize) -> PythonicStep {
+        let calls_text = text[self.open_at..limit].trim_end_matches(is_space);
+        let parsed = parse_node(
+            self.node,
+            Content::borrowed(calls_text),
+            &mut Walk::strict(),
+        );
+        let Ok(Value::Array(calls)) = parsed else {
+            return self.stop();
+        };
+        match calls.into_iter().nth(self.sent) {
+            Some(value) => {
+                self.sent += 1;
+                PythonicStep::Call {
+                    end: self.open_at + calls_text.len(),
+                    value,
+                }
+            }
+            None => self.stop(),
+        }
+    }
+
+    /// `raw` after the substitution, as far as it is final (up to a `]` that more text may
+    /// complete into a match), and a map from a position in it (outside a replacement) to one in
+    /// `raw`. `None` when the regex engine gives up (the one-shot parse would too).
+    #[allow(clippy::type_complexity)]
+    fn joined(&self, raw: &str) -> Option<(String, impl Fn(usize) -> usize)> {
+        let mut out = String::new();
+        // (position in `out`, position in `raw`) where each unchanged stretch starts.
+        let mut stretches = vec![(0usize, 0usize)];
+        let mut at = 0;
+        for m in self.join.pattern.regex.find_iter(raw) {
+            let m = m.ok()?;
+            out.push_str(&raw[at..m.start()]);
+            out.push_str(&self.join.replacement.expand(&m));
+            at = m.end();
+            stretches.push((out.len(), at));
+        }
+        // Text after the last match: final up to a `]` that may begin one.
+        let rest = &raw[at..];
+        let cut = rest
+            .rfind(']')
+            .filter(|&i| may_join(&rest[i + 1..]))
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..cut]);
+        let map = move |x: usize| {
+            let &(o, r) = stretches
+                .iter()
+                .rev()
+                .find(|&&(o, _)| o <= x)
+                .unwrap_or(&(0, 0));
+            r + (x - o)
+        };
+        Some((out, map))
+    }
+}
+
+/// Whether `after` (the text after a `]`) may still become the rest of a join match:
+/// `\s*<|tool_call_end|>\s*<|tool_call_start|>\s*\[` cut at its end.
+fn may_join(after: &str) -> bool {
+    let mut rest = after.trim_start_matches(is_space);
+    for literal in [CLOSE, OPEN] {
+        if rest.len() < literal.len() {
+            return literal.starts_with(rest);
+        }
+        let Some(r) = rest.strip_prefix(literal) else {
+            return false;
+        };
+        rest = r.trim_start_matches(is_space);
+    }
+    rest.is_empty()
+}
+
+/// Where the list's text starts after the opener at `open_at`: past `\s*\[?\s*`. `Some(None)`
+/// when nothing but those follow up to the end of the list (an empty list: the final message
+/// says what it is), `None` while more text is needed.
+fn list_start(text: &str, open_at: usize) -> Option<Option<usize>> {
+    let after = open_at + OPEN.len();
+    let rest = text.get(after..)?;
+    let trimmed = rest.trim_start_matches(is_space);
+    let trimmed = trimmed.strip_prefix('[').unwrap_or(trimmed);
+    let trimmed = trimmed.trim_start_matches(is_space);
+    let at = text.len() - trimmed.len();
+    match trimmed.chars().next() {
+        None => None,
+        // `]` or `<`: the list may end here (an empty list, or a closer).
+        Some(']' | '<') => Some(None),
+        Some(_) => Some(Some(at)),
+    }
+}
+
+/// What the text tells of the call at the start of `joined`.
+enum Decided {
+    Wait,
+    Stop,
+    /// The call ends at `end`; the next one starts at `next` (none: it was the list's last).
+    End {
+        end: usize,
+        next: Option<usize>,
+    },
+}
+
+/// `[A-Za-z_][\w.-]*\(` at the start of `s`: `Some(Some(len))`, `Some(None)` when it does not
+/// match, `None` when `s` ends before it is decided.
+fn call_name(s: &str) -> Option<Option<usize>> {
+    let mut chars = s.char_indices();
+    match chars.next() {
+        None => return None,
+        Some((_, c)) if c.is_ascii_alphabetic() || c == '_' => {}
+        Some(_) => return Some(None),
+    }
+    for (i, c) in chars {
+        if c == '(' {
+            return Some(Some(i + 1));
+        }
+        if !(is_word(c) || c == '.' || c == '-') {
+            return Some(None);
+        }
+    }
+    None
+}
+
+/// Where the list's text ends in `joined` if that has arrived: the start of white space, an
+/// optional `]`, white space and a `<|tool_call_end|>`, at the first such closer.
+fn list_end(joined: &str) -> Option<usize> {
+    let close = joined.find(CLOSE)?;
+    let before = joined[..close].trim_end_matches(is_space);
+    let before = before.strip_suffix(']').unwrap_or(before);
+    Some(before.trim_end_matches(is_space).len())
+}
+
+/// The end of the call that starts `joined` (see the module documentation).
+fn call_end(joined: &str) -> Decided {
+    let list_end = list_end(joined);
+    // The list's text, and whether its end is known.
+    let (list, whole) = match list_end {
+        Some(e) => (&joined[..e], true),
+        None => (joined, false),
+    };
+    match call_name(list) {
+        None if whole => return Decided::Stop,
+        None => return Decided::Wait,
+        Some(None) => return Decided::Stop,
+        Some(Some(_)) => {}
+    }
+    for (r, _) in list.match_indices(')') {
+        let after = &list[r + 1..];
+        let rest = after.trim_start_matches(is_space);
+        if rest.is_empty() {
+            if whole {
+                // `)` then white space to the end of the list: its last call.
+                return Decided::End {
+                    end: r + 1,
+                    next: None,
+                };
+            }
+            return Decided::Wait;
+        }
+        let Some(next) = rest.strip_prefix(',') else {
+            continue;
+        };
+        let name = next.trim_start_matches(is_space);
+        match call_name(name) {
+            Some(Some(_)) => {
+                return Decided::End {
+                    end: r + 1,
+                    next: Some(list.len() - name.len()),
+                }
+            }
+            Some(None) => continue,
+            None if whole => continue,
+            None => return Decided::Wait,
+        }
+    }
+    // No `)` ends the call in the known text: it waits for more, or the list's end cuts it.
+    if whole {
+        Decided::Stop
+    } else {
+        Decided::Wait
+    }
+}
