@@ -103,10 +103,10 @@ fn generated_models(root: &Path) {
             );
             continue;
         };
-        let ret = if *nullable {
-            "Option<Response<'a>>"
+        let (ret, wrap) = if *nullable {
+            ("Option<Response<'a>>", "Some(message)")
         } else {
-            "Response<'a>"
+            ("Response<'a>", "message")
         };
         let _ = writeln!(
             out,
@@ -125,12 +125,21 @@ pub mod {name} {{
         crate::Schema::from_json_str(SCHEMA).expect(\"a shipped schema is valid\")
     }});
     /// [`schema_only::parse`], then the family's completeness check.
-    /// The check decides from what the parse read where it can (`Check::verify_parse`).
+    /// The check decides from what the parse read where it can (`Check::verify_parse`), and
+    /// knows its verdict on the marker-free answer (`Check::verify_marker_free`).
     pub fn parse<'a>(text: &'a str) -> Result<{ret}, crate::ParseError> {{
+        if let Some(message) = schema_only::parse_marker_free(text) {{
+            CHECK.verify_marker_free(&CHECKED_SCHEMA, text)?;
+            return Ok({wrap});
+        }}
         CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse(text))
     }}
     /// [`schema_only::parse_value`], then the family's completeness check.
     pub fn parse_value(text: &str) -> Result<crate::Value, crate::ParseError> {{
+        if let Some(message) = schema_only::parse_marker_free(text) {{
+            CHECK.verify_marker_free(&CHECKED_SCHEMA, text)?;
+            return Ok(message.to_value());
+        }}
         CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse_value(text))
     }}
 }}"
@@ -164,6 +173,19 @@ pub mod {name} {{
         let _ = writeln!(
             out,
             "    ({name:?}, |text| {name}::parse(text).map(|message| drop(std::hint::black_box(message)))),"
+        );
+    }
+    out.push_str("];\n");
+    out.push_str("#[cfg(feature = \"unstable-bench-hooks\")]\n#[doc(hidden)]\n");
+    out.push_str(
+        "/// Whether each shipped schema's generated parser answers an output on its marker-free \
+         path (`parse_marker_free`), for the tests that compare that path with the interpreter.\n",
+    );
+    out.push_str("pub const MARKER_FREE: &[(&str, fn(&str) -> bool)] = &[\n");
+    for (name, _) in &entries {
+        let _ = writeln!(
+            out,
+            "    ({name:?}, |text| {name}::parse_marker_free(text).is_some()),"
         );
     }
     out.push_str("];\n");

@@ -19,6 +19,7 @@
 
 mod generator;
 pub mod jmespath;
+mod marker_free;
 mod names;
 mod plan;
 mod template;

@@ -193,6 +193,31 @@ fn translation_of(ast: &ast::Ast) -> Translation {
     }
 }
 
+/// What a pattern answers when the text holds none of its markers ([`PyRegex::marker_analysis`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MarkerAnalysis {
+    /// The literals, sorted: a text (from the search position on) without any of them decides
+    /// the search as below.
+    pub markers: Vec<String>,
+    /// `None`: no match, from any position. `Some(g)`: the pattern is anchored at the text's
+    /// start; a search from 0 matches the whole text, group `g` is the text stripped of Python
+    /// white space ([`stripped_span`]; not taking part when nothing is left), and every other
+    /// group takes no part.
+    pub stripped_group: Option<usize>,
+}
+
+/// The byte range of `text` stripped of Python white space (`str.strip()`, which is what `\s`
+/// matches), `None` when nothing is left: the group a whole-message pattern's marker shortcut
+/// answers with (`engine/prefilter.rs`).
+///
+/// ```
+/// assert_eq!(chatparse_pyre::stripped_span(" \u{3000}Hi there\n"), Some((4, 12)));
+/// assert_eq!(chatparse_pyre::stripped_span(" \t\u{85}"), None);
+/// ```
+pub fn stripped_span(text: &str) -> Option<(usize, usize)> {
+    engine::prefilter::strip(text)
+}
+
 /// A compiled Python pattern with Python `re` semantics.
 #[derive(Debug)]
 pub struct PyRegex {
@@ -527,6 +552,31 @@ impl PyRegex {
                 p.markers.literals(),
                 matches!(p.outcome, engine::prefilter::Outcome::Strip { .. }),
             )
+        })
+    }
+
+    /// The marker analysis of the pattern's syntax tree (`engine/prefilter.rs`), whatever engine
+    /// runs it and whether or not searches use it: the literals whose absence from the text
+    /// decides every search, and what a search then answers. Code generators use it to answer a
+    /// marker-free message without any search.
+    ///
+    /// ```
+    /// use chatparse_pyre::PyRegex;
+    /// let re = PyRegex::new(r"^\s*(?:<a>.*)?(?:(?P<c>\S(?:.*?\S)??)\s*)??(?:<end>|$)").unwrap();
+    /// let found = re.marker_analysis().unwrap();
+    /// assert_eq!(found.markers, ["<a>", "<end>"]);
+    /// assert_eq!(found.stripped_group, Some(1));
+    /// let found = PyRegex::new(r"<a>(.*)").unwrap().marker_analysis().unwrap();
+    /// assert_eq!((&found.markers[..], found.stripped_group), (&["<a>".to_string()][..], None));
+    /// ```
+    pub fn marker_analysis(&self) -> Option<MarkerAnalysis> {
+        let found = engine::prefilter::Prefilter::new(&self.ast.root, self.ast.group_count())?;
+        Some(MarkerAnalysis {
+            markers: found.markers.literals().to_vec(),
+            stripped_group: match found.outcome {
+                engine::prefilter::Outcome::Strip { group, .. } => Some(group),
+                engine::prefilter::Outcome::NoMatch => None,
+            },
         })
     }
 

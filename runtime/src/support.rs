@@ -854,3 +854,64 @@ pub fn search_fields<'t>(
     recording::searched(pointer, text, found.as_ref());
     Ok(found.map(|captures| Fields::Groups { regex, captures }))
 }
+
+/// The markers of a generated parser's marker-free answer (`parse_marker_free`): the literals
+/// whose absence from the output the code generator proved decides every pattern of the schema
+/// (see `chatparse-codegen`'s `marker_free.rs`). Written out by the generator, first bytes
+/// included, so that nothing is computed per call.
+#[derive(Debug)]
+pub struct Markers {
+    /// The literals' distinct first bytes, sorted.
+    pub first_bytes: &'static [u8],
+    /// The literals.
+    pub literals: &'static [&'static str],
+}
+
+impl Markers {
+    /// Whether none of the literals occurs in `text`: one `memchr` pass for up to three first
+    /// bytes (every shipped schema's markers have at most three), then a comparison at each hit.
+    ///
+    /// ```
+    /// use chatparse_runtime::__private::Markers;
+    /// const M: Markers = Markers { first_bytes: b"<", literals: &["<think>", "</think>"] };
+    /// assert!(M.absent_in("a < b, <thin"));
+    /// assert!(!M.absent_in("x</think>"));
+    /// ```
+    #[inline]
+    pub fn absent_in(&self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        let hit = |i: usize| {
+            let rest = &bytes[i..];
+            self.literals.iter().any(|l| rest.starts_with(l.as_bytes()))
+        };
+        match *self.first_bytes {
+            [] => true,
+            [a] => !memchr::memchr_iter(a, bytes).any(hit),
+            [a, b] => !memchr::memchr2_iter(a, b, bytes).any(hit),
+            [a, b, c] => !memchr::memchr3_iter(a, b, c, bytes).any(hit),
+            _ => !(0..bytes.len()).any(|i| self.first_bytes.contains(&bytes[i]) && hit(i)),
+        }
+    }
+}
+
+/// `text` stripped of Python white space (`str.strip()`, what `\s` matches), `None` when nothing
+/// is left: the text of a whole-message pattern's group when no marker is present.
+///
+/// ```
+/// use chatparse_runtime::__private::stripped;
+/// assert_eq!(stripped("Hi there"), Some("Hi there"));
+/// assert_eq!(stripped("\u{3000} Hi\r\n"), Some("Hi"));
+/// assert_eq!(stripped(" \u{85}\t"), None);
+/// ```
+#[inline]
+pub fn stripped(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    // Printable ASCII at both ends (the usual message) is not white space: nothing to strip.
+    if let (Some(first), Some(last)) = (bytes.first(), bytes.last()) {
+        if first.is_ascii_graphic() && last.is_ascii_graphic() {
+            return Some(text);
+        }
+    }
+    let (start, end) = crate::pyre::stripped_span(text)?;
+    text.get(start..end)
+}

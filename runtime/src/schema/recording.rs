@@ -271,3 +271,34 @@ impl Check {
         }
     }
 }
+
+impl Check {
+    /// The check's verdict on `text` when the generated parser answered it on its marker-free
+    /// path (`parse_marker_free`: none of the schema's markers is in the output, and the code
+    /// generator proved what every pattern then finds): the same verdict as [`Check::verify`].
+    ///
+    /// - [`Check::CallGaps`] reads only the root pattern's `tool_calls` region, and the
+    ///   marker-free answer has none (the generator gives no marker-free answer where the
+    ///   stripped text would be that region): nothing to report.
+    /// - [`Check::GptOss`] reports the output outside what the fields' patterns found, and they
+    ///   found nothing: the whole output, as [`Check::verify`] would say it.
+    /// - The others read the output text for themselves: they run as always.
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// let schema = chatparse_runtime::Schema::from_json_str(r#"{"type": "object"}"#)?;
+    /// assert!(Check::CallGaps.verify_marker_free(&schema, "Hello!").is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn verify_marker_free(&self, schema: &Schema, text: &str) -> Result<(), crate::ParseError> {
+        let unread = match self {
+            Check::CallGaps => return Ok(()),
+            Check::GptOss if schema.root().properties.is_some() => outside_read(text, &mut []),
+            _ => return self.verify(schema, text),
+        };
+        match unread.into_iter().min_by_key(|u| u.span) {
+            None => Ok(()),
+            Some(u) => Err(u.into_error(text)),
+        }
+    }
+}
