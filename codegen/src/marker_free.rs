@@ -45,8 +45,11 @@ pub struct MarkerFree {
     /// The pointers of the patterns the proof read, for the generated documentation.
     pointers: Vec<String>,
     /// The struct's fields in order: the field, and whether it holds the stripped text
-    /// (`Some(how)`) or is absent (`None`).
-    fields: Vec<(String, Option<Stripped>)>,
+    /// (`Some(how, when)`) or is absent (`None`).
+    fields: Vec<(String, Option<(Stripped, When)>)>,
+    /// The root's last substitution puts `literal` in front of the text when its first non-space
+    /// character is none of `except` (`^\s*([^E\s])` → `L\1`).
+    prefix: Option<Prefix>,
     /// The struct's additional-properties field, always empty here.
     extras: Option<String>,
     /// The root struct's name.
@@ -60,6 +63,25 @@ struct Stripped {
     borrowed: bool,
     /// `Option<Option<_>>` rather than `Option<_>`.
     nullable: bool,
+}
+
+/// When a field holds the stripped text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum When {
+    Always,
+    /// Only when the prefix substitution rewrote the text.
+    Prefixed,
+    /// Only when it did not.
+    NotPrefixed,
+}
+
+/// A last substitution `^\s*([^E\s])` → `L\1`.
+#[derive(Debug)]
+struct Prefix {
+    /// `E`.
+    except: Vec<char>,
+    /// Its pointer.
+    pointer: String,
 }
 
 /// `Some(markers)` when `pattern` can match only where one of `markers` occurs.
@@ -127,11 +149,23 @@ impl MarkerFree {
             fields: Vec::new(),
             extras: object.extras.as_ref().map(|e| e.field.clone()),
             struct_name: object.struct_name.clone(),
+            prefix: None,
         };
-        proof.substitutions(node)?;
-        let stripped_key = match &node.regex {
-            Some(pattern) => Some(proof.whole_message(node, pattern)?),
-            None if object.arms == ObjectArms::Text => None,
+        // The keys of the stripped text: without the prefix, and after it.
+        let (stripped_key, prefixed_key) = match &node.regex {
+            Some(pattern) => {
+                let literal = proof.root_substitutions(node)?;
+                let key = proof.whole_message(node, pattern)?;
+                let prefixed = match literal {
+                    Some(literal) => Some(proof.after_literal(node, pattern, &literal)?),
+                    None => None,
+                };
+                (Some(key), prefixed)
+            }
+            None if object.arms == ObjectArms::Text => {
+                proof.substitutions(node)?;
+                (None, None)
+            }
             None => return None,
         };
         for field in object.fields() {
@@ -140,18 +174,31 @@ impl MarkerFree {
                 return None;
             }
             let nullable = optional(field.shape)?;
-            let value = match stripped_key {
-                Some(key) if key == field.key => Some(Stripped {
-                    borrowed: plain_string(child)?,
-                    nullable,
-                }),
-                // A property the root pattern's groups fill: its group takes no part.
-                Some(_) => None,
+            let when = match (stripped_key, prefixed_key) {
                 // The property searches the whole text and finds nothing.
-                None => {
+                (None, _) => {
                     proof.finds_nothing(child.node)?;
                     None
                 }
+                (Some(key), None) if key == field.key => Some(When::Always),
+                (Some(key), Some(prefixed)) => match (key == field.key, prefixed == field.key) {
+                    (true, true) => Some(When::Always),
+                    (true, false) => Some(When::NotPrefixed),
+                    (false, true) => Some(When::Prefixed),
+                    (false, false) => None,
+                },
+                // A property the root pattern's groups fill: its group takes no part.
+                (Some(_), None) => None,
+            };
+            let value = match when {
+                Some(when) => {
+                    let stripped = Stripped {
+                        borrowed: plain_string(child)?,
+                        nullable,
+                    };
+                    Some((stripped, when))
+                }
+                None => None,
             };
             proof.fields.push((field.field.clone(), value));
         }
@@ -169,6 +216,50 @@ impl MarkerFree {
         Some(())
     }
 
+    /// The root's substitutions: each requires a marker, but the last may be the prefix
+    /// substitution `^\s*([^E\s])` → `L\1`, whose `L` is returned.
+    fn root_substitutions(&mut self, node: &Node) -> Option<Option<String>> {
+        let Some((last, before)) = node.substitutions.split_last() else {
+            return Some(None);
+        };
+        for sub in before {
+            self.markers.extend(required_markers(&sub.pattern)?);
+            self.pointers.push(sub.pattern.pointer.clone());
+        }
+        if let Some(markers) = required_markers(&last.pattern) {
+            self.markers.extend(markers);
+            self.pointers.push(last.pattern.pointer.clone());
+            return Some(None);
+        }
+        let except = last.pattern.regex.first_non_space_except()?;
+        let literal = last.replacement_source.strip_suffix("\\1")?;
+        if literal.is_empty() || literal.contains('\\') {
+            return None;
+        }
+        self.pointers.push(last.pattern.pointer.clone());
+        self.prefix = Some(Prefix {
+            except,
+            pointer: last.pattern.pointer.clone(),
+        });
+        Some(Some(literal.to_owned()))
+    }
+
+    /// The root pattern, run on `literal` and then marker-free text that starts with a non-space
+    /// character, gives that text stripped in one group: its key.
+    fn after_literal<'n>(
+        &mut self,
+        node: &'n Node,
+        pattern: &Pattern,
+        literal: &str,
+    ) -> Option<&'n str> {
+        let found = pattern.regex.after_literal_analysis()?;
+        if found.literal != literal {
+            return None;
+        }
+        self.markers.extend(found.markers);
+        Self::group_key(node, pattern, found.group)
+    }
+
     /// The root pattern has the whole-message shape; the key of its stripped group.
     fn whole_message<'n>(&mut self, node: &'n Node, pattern: &Pattern) -> Option<&'n str> {
         let MarkerAnalysis {
@@ -178,6 +269,14 @@ impl MarkerFree {
         else {
             return None;
         };
+        self.markers.extend(markers);
+        self.pointers.push(pattern.pointer.clone());
+        Self::group_key(node, pattern, group)
+    }
+
+    /// The property that `group` of the root `pattern` fills, when every named group is a
+    /// property (no additional keys come from the match) and it is not the calls' region.
+    fn group_key<'n>(node: &'n Node, pattern: &Pattern, group: usize) -> Option<&'n str> {
         let names = pattern.regex.group_names();
         let key = names.get(group.checked_sub(1)?)?.as_deref()?;
         // Every named group is a property: no additional keys come from the match.
@@ -190,8 +289,6 @@ impl MarkerFree {
         {
             return None;
         }
-        self.markers.extend(markers);
-        self.pointers.push(pattern.pointer.clone());
         properties
             .iter()
             .find(|p| p.name == key)
@@ -222,11 +319,28 @@ impl MarkerFree {
         };
         let markers = &self.markers;
         let name = format_ident!("{}", self.struct_name);
+        let prefixed = self.prefix.as_ref().map(|Prefix { except, .. }| {
+            quote! {
+                let prefixed = support::first_non_space(text)
+                    .is_some_and(|c| !matches!(c, #(#except)|*));
+            }
+        });
+        let prefix_doc = self
+            .prefix
+            .as_ref()
+            .map(|Prefix { except, pointer }| {
+                format!(
+                    "\n\n `prefixed`: `{pointer}` puts its literal in front of the text (its first \
+                     non-space character is none of {except:?}), and the root pattern then reads \
+                     all that follows the literal, stripped, as the literal's field."
+                )
+            })
+            .unwrap_or_default();
         let fields = self.fields.iter().map(|(field, value)| {
             let field = format_ident!("{}", field);
             let value = match value {
                 None => quote!(None),
-                Some(Stripped { borrowed, nullable }) => {
+                Some((Stripped { borrowed, nullable }, when)) => {
                     let mut inner = if *borrowed {
                         quote!(text)
                     } else {
@@ -235,12 +349,17 @@ impl MarkerFree {
                     if *nullable {
                         inner = quote!(Some(#inner));
                     }
-                    if *borrowed && !*nullable {
+                    let stripped = if *borrowed && !*nullable {
                         quote!(support::stripped(text))
                     } else if !*nullable {
                         quote!(support::stripped(text).map(::std::borrow::Cow::Borrowed))
                     } else {
                         quote!(support::stripped(text).map(|text| #inner))
+                    };
+                    match when {
+                        When::Always => stripped,
+                        When::Prefixed => quote!(if prefixed { #stripped } else { None }),
+                        When::NotPrefixed => quote!(if prefixed { None } else { #stripped }),
                     }
                 }
             };
@@ -266,7 +385,7 @@ impl MarkerFree {
                 .map(|p| format!("`{p}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-        );
+        ) + &prefix_doc;
         quote! {
             #[doc = #doc]
             #[inline]
@@ -278,6 +397,7 @@ impl MarkerFree {
                 if !MARKERS.absent_in(text) {
                     return None;
                 }
+                #prefixed
                 Some(#name { #(#fields,)* #extras })
             }
         }

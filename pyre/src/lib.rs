@@ -206,6 +206,18 @@ pub struct MarkerAnalysis {
     pub stripped_group: Option<usize>,
 }
 
+/// What a `^(?:L X)?Y` pattern answers for `L` followed by marker-free text
+/// ([`PyRegex::after_literal_analysis`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AfterLiteral {
+    /// `L`.
+    pub literal: String,
+    /// The group that holds the text after `L`, stripped.
+    pub group: usize,
+    /// The literals that text must not hold, sorted.
+    pub markers: Vec<String>,
+}
+
 /// The byte range of `text` stripped of Python white space (`str.strip()`, which is what `\s`
 /// matches), `None` when nothing is left: the group a whole-message pattern's marker shortcut
 /// answers with (`engine/prefilter.rs`).
@@ -578,6 +590,40 @@ impl PyRegex {
                 engine::prefilter::Outcome::NoMatch => None,
             },
         })
+    }
+
+    /// For a pattern `^(?:L X)?Y` (`L` a literal): what a search of `L + R` answers when `R`
+    /// starts with a non-space character and holds none of the returned markers — the match
+    /// from 0, group `group` is `R` stripped of white space, and every other group takes no
+    /// part (see `engine/prefilter.rs`, `after_literal`).
+    ///
+    /// ```
+    /// use chatparse_pyre::PyRegex;
+    /// let re = PyRegex::new(r"^(?:<t>\s*(?:(?P<r>\S(?:.*?\S)??)\s*)??(?:</t>|$))?\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??$").unwrap();
+    /// let found = re.after_literal_analysis().unwrap();
+    /// assert_eq!((found.literal.as_str(), found.group, &found.markers[..]), ("<t>", 1, &["</t>".to_string()][..]));
+    /// ```
+    pub fn after_literal_analysis(&self) -> Option<AfterLiteral> {
+        let found = engine::prefilter::after_literal(&self.ast.root)?;
+        Some(AfterLiteral {
+            literal: found.literal,
+            group: found.group,
+            markers: found.markers,
+        })
+    }
+
+    /// The characters `E` when the pattern is exactly `^\s*([^E\s])`: it matches exactly when
+    /// the text's first non-space character exists and is none of `E`, and group 1 is that
+    /// character (so `re.sub` with the replacement `L\1` puts `L` in front of the text with its
+    /// leading white space removed).
+    ///
+    /// ```
+    /// use chatparse_pyre::PyRegex;
+    /// assert_eq!(PyRegex::new(r"^\s*([^<\s])").unwrap().first_non_space_except(), Some(vec!['<']));
+    /// assert_eq!(PyRegex::new(r"^\s*([^<])").unwrap().first_non_space_except(), None);
+    /// ```
+    pub fn first_non_space_except(&self) -> Option<Vec<char>> {
+        engine::prefilter::first_non_space_except(&self.ast.root)
     }
 
     /// The Python pattern this was built from.

@@ -915,3 +915,15 @@ pub fn stripped(text: &str) -> Option<&str> {
     let (start, end) = crate::pyre::stripped_span(text)?;
     text.get(start..end)
 }
+
+/// The first character of `text` that is not Python white space (what `^\s*(.)` would read).
+///
+/// ```
+/// use chatparse_runtime::__private::first_non_space;
+/// assert_eq!(first_non_space(" \u{3000}\nHi"), Some('H'));
+/// assert_eq!(first_non_space(" \t"), None);
+/// ```
+#[inline]
+pub fn first_non_space(text: &str) -> Option<char> {
+    text.chars().find(|&c| !crate::pyre::unicode::is_space(c))
+}

@@ -400,3 +400,110 @@ fn strip_group(node: &Node) -> Option<usize> {
     });
     (dotall_lazy && space_class(last) == Some(true)).then_some(*group)
 }
+
+/// The shape `^(?:L X)?Y` with `L` a literal, answered for a text `L + R` where `R` starts with
+/// a non-space character and holds none of the markers: sre tries the optional group first, `L`
+/// matches, and `X` (its marker items failing, as in [`Prefilter::new`]) reduces to the
+/// whole-message shape, so by [`strip`] it matches all of `R` with group `group` = `R` stripped
+/// (never `None`: `R` starts with a non-space) and every other group of `X` not taking part.
+/// `Y` then runs at the end of the text, and it too reduces to the whole-message shape, whose
+/// first path at the end is `\s*` empty, its group skipped, `$`: every group of `Y` takes no
+/// part. (`X` ends in `$` after a greedy `\s*`, so it ends at the very end.) This is what
+/// DeepSeek R1's, ERNIE 4.5's and MiniMax M2's root patterns answer after their substitution
+/// `^\s*([^<\s])` → `<think>\1` put `<think>` in front of a plain answer.
+#[derive(Debug, Clone)]
+pub(crate) struct AfterLiteral {
+    pub(crate) literal: String,
+    pub(crate) group: usize,
+    /// The markers of `X` and `Y`.
+    pub(crate) markers: Vec<String>,
+}
+
+pub(crate) fn after_literal(root: &Node) -> Option<AfterLiteral> {
+    if has_opaque(root) {
+        return None;
+    }
+    let Node::Concat(items) = root else {
+        return None;
+    };
+    let [Node::Assert(Assertion::TextStart), Node::Repeat {
+        node,
+        min: 0,
+        max: Some(1),
+        kind: RepeatKind::Greedy,
+    }, rest @ ..] = &items[..]
+    else {
+        return None;
+    };
+    let Node::Concat(body) = unwrap_concat(node) else {
+        return None;
+    };
+    let mut literal = String::new();
+    let mut x = body.iter().peekable();
+    while let Some(Node::Char {
+        cp,
+        fold: Fold::None,
+    }) = x.peek()
+    {
+        literal.push(char::from_u32(*cp)?);
+        x.next();
+    }
+    if literal.is_empty() {
+        return None;
+    }
+    let anchored = |tail: Vec<Node>| {
+        let mut items = vec![Node::Assert(Assertion::TextStart)];
+        items.extend(tail);
+        Node::Concat(items)
+    };
+    let mut markers = Vec::new();
+    let group = strip_group(&reduce(&anchored(x.cloned().collect()), &mut markers)?)?;
+    strip_group(&reduce(&anchored(rest.to_vec()), &mut markers)?)?;
+    markers.sort();
+    markers.dedup();
+    Some(AfterLiteral {
+        literal,
+        group,
+        markers,
+    })
+}
+
+/// The characters `E` when `root` is exactly `^\s*([^E\s])` (Unicode `\s`, `E` literal
+/// characters, group 1): the pattern matches exactly when the text's first non-space character
+/// exists and is not in `E` (the greedy `\s*` takes every leading space; giving one back puts a
+/// space, which the class refuses, in front of the group), and group 1 is that character.
+pub(crate) fn first_non_space_except(root: &Node) -> Option<Vec<char>> {
+    let Node::Concat(items) = root else {
+        return None;
+    };
+    let [Node::Assert(Assertion::TextStart), lead, Node::Group {
+        index: Some(1),
+        node,
+    }] = &items[..]
+    else {
+        return None;
+    };
+    if !is_ws_star(lead) {
+        return None;
+    }
+    let Node::Class(class) = &**node else {
+        return None;
+    };
+    if !class.negated || class.fold != Fold::None {
+        return None;
+    }
+    let mut except = Vec::new();
+    let mut space = false;
+    for item in &class.items {
+        match item {
+            ClassItem::Category(cat)
+                if cat.kind == CategoryKind::Space && !cat.ascii && !cat.negated =>
+            {
+                space = true
+            }
+            ClassItem::Range(lo, hi) if lo == hi => except.push(char::from_u32(*lo)?),
+            _ => return None,
+        }
+    }
+    space.then_some(except)
+}
