@@ -31,6 +31,12 @@ fn qwen3() {
     insta::assert_snapshot!(generated("qwen3"));
 }
 
+/// A marker-free answer after a prefix substitution (`^\s*([^<\s])` → `<think>\1`).
+#[test]
+fn deepseek_r1() {
+    insta::assert_snapshot!(generated("deepseek_r1"));
+}
+
 /// A streaming `response_template`: the template embedded, a `Lazy` load, the thin API.
 #[test]
 fn qwen3_response_template() {
