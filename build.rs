@@ -132,7 +132,7 @@ pub mod {name} {{
             CHECK.verify_marker_free(&CHECKED_SCHEMA, text)?;
             return Ok({wrap});
         }}
-        CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse(text))
+        CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse_patterns(text))
     }}
     /// [`schema_only::parse_value`], then the family's completeness check.
     pub fn parse_value(text: &str) -> Result<crate::Value, crate::ParseError> {{
@@ -140,7 +140,7 @@ pub mod {name} {{
             CHECK.verify_marker_free(&CHECKED_SCHEMA, text)?;
             return Ok(message.to_value());
         }}
-        CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse_value(text))
+        CHECK.verify_parse(&CHECKED_SCHEMA, text, || schema_only::parse_value_patterns(text))
     }}
 }}"
         );

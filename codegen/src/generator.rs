@@ -103,6 +103,12 @@ pub fn module(
                 if let Some(message) = parse_marker_free(text) {
                     return Ok(#marker_free_message);
                 }
+                parse_patterns(text)
+            }
+
+            /// [`parse`] without asking [`parse_marker_free`] first: every pattern runs (for a
+            /// caller that has already asked it).
+            pub fn parse_patterns<'a>(text: &'a str) -> Result<#ret_ty, ParseError> {
                 let _bound = support::OutputBudget::enter(text.len());
                 #tail
             }
@@ -112,6 +118,11 @@ pub fn module(
                 if let Some(message) = parse_marker_free(text) {
                     return Ok(#marker_free_json);
                 }
+                parse_value_patterns(text)
+            }
+
+            /// [`parse_value`] without asking [`parse_marker_free`] first.
+            pub fn parse_value_patterns(text: &str) -> Result<Value, ParseError> {
                 let _bound = support::OutputBudget::enter(text.len());
                 #func(support::Content::borrowed(text))
                     .map(|v| v.map_or(Value::Null, |v| support::to_json(&v)))

@@ -880,9 +880,17 @@ impl Markers {
     #[inline]
     pub fn absent_in(&self, text: &str) -> bool {
         let bytes = text.as_bytes();
+        // A hit of a first byte is usually plain text ("Hello" for a marker starting with `H`):
+        // the literal's first two bytes reject it before any full comparison.
         let hit = |i: usize| {
             let rest = &bytes[i..];
-            self.literals.iter().any(|l| rest.starts_with(l.as_bytes()))
+            self.literals.iter().any(|l| {
+                let l = l.as_bytes();
+                l.len() <= rest.len()
+                    && l.first() == rest.first()
+                    && (l.len() < 2 || l[1] == rest[1])
+                    && rest.starts_with(l)
+            })
         };
         match *self.first_bytes {
             [] => true,

@@ -165,6 +165,38 @@ impl Check {
         out
     }
 
+    /// Literals without which the check reports nothing: each of these checks starts from its
+    /// format's call opener and returns empty when it is absent (`list_block`, `mistral`, `lfm2`;
+    /// `llama3` also reads a call object that opens the output, which needs a `{`). `None` for
+    /// the checks that report text outside what the schema read (Command R7B, gpt-oss) or read
+    /// the schema's own region (the call gaps).
+    pub(crate) fn openers(&self) -> Option<&'static crate::support::Markers> {
+        use crate::support::Markers;
+        Some(match self {
+            Check::Apriel => &Markers {
+                first_bytes: b"<",
+                literals: &["<tool_calls>"],
+            },
+            Check::NemotronNanoV2 => &Markers {
+                first_bytes: b"<",
+                literals: &["<TOOLCALL>"],
+            },
+            Check::MistralJsonList => &Markers {
+                first_bytes: b"[",
+                literals: &["[TOOL_CALLS]"],
+            },
+            Check::Llama3Json => &Markers {
+                first_bytes: b"<{",
+                literals: &["<|python_tag|>", "{"],
+            },
+            Check::Lfm2 => &Markers {
+                first_bytes: b"<",
+                literals: &["<|tool_call_start|>"],
+            },
+            Check::CohereCommandR7b | Check::CallGaps | Check::GptOss => return None,
+        })
+    }
+
     /// `Ok` when the message carries all of `text`; else the first part it does not, as a
     /// [`ParseErrorKind::NotUnderstood`](crate::ParseErrorKind::NotUnderstood) error.
     pub fn verify(&self, schema: &Schema, text: &str) -> Result<(), ParseError> {

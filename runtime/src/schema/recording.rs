@@ -282,7 +282,8 @@ impl Check {
     ///   stripped text would be that region): nothing to report.
     /// - [`Check::GptOss`] reports the output outside what the fields' patterns found, and they
     ///   found nothing: the whole output, as [`Check::verify`] would say it.
-    /// - The others read the output text for themselves: they run as always.
+    /// - The others read the output text for themselves, and each reports nothing when the text
+    ///   holds none of its openers ([`Check::openers`]); otherwise they run as always.
     ///
     /// ```
     /// use chatparse_runtime::schema::Check;
@@ -294,6 +295,7 @@ impl Check {
         let unread = match self {
             Check::CallGaps => return Ok(()),
             Check::GptOss if schema.root().properties.is_some() => outside_read(text, &mut []),
+            _ if self.openers().is_some_and(|o| o.absent_in(text)) => return Ok(()),
             _ => return self.verify(schema, text),
         };
         match unread.into_iter().min_by_key(|u| u.span) {
