@@ -181,7 +181,7 @@ pub mod {name} {{
         "/// Whether each shipped schema's generated parser answers an output on its marker-free \
          path (`parse_marker_free`), for the tests that compare that path with the interpreter.\n",
     );
-    out.push_str("pub const MARKER_FREE: &[(&str, fn(&str) -> bool)] = &[\n");
+    out.push_str("pub const MARKER_FREE: &[(&str, TakesMarkerFreePath)] = &[\n");
     for (name, _) in &entries {
         let _ = writeln!(
             out,

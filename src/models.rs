@@ -26,6 +26,12 @@ pub type ParseToJson = fn(&str) -> Result<chatparse::Value, crate::ParseError>;
 #[doc(hidden)]
 pub type ParseTyped = fn(&str) -> Result<(), crate::ParseError>;
 
+/// Whether a generated module answers an output on its marker-free path (`parse_marker_free`).
+/// Not API: behind the `unstable-bench-hooks` feature, for the tests.
+#[cfg(feature = "unstable-bench-hooks")]
+#[doc(hidden)]
+pub type TakesMarkerFreePath = fn(&str) -> bool;
+
 /// The generated parser of a shipped schema, returning JSON.
 pub fn parse_value_fn(name: &str) -> Option<ParseToJson> {
     GENERATED

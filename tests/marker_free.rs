@@ -116,7 +116,7 @@ struct Subject {
     alone: chatparse::Schema,
     parse: chatparse::models::ParseToJson,
     schema_only: chatparse::models::ParseToJson,
-    marker_free: fn(&str) -> bool,
+    marker_free: chatparse::models::TakesMarkerFreePath,
 }
 
 impl Subject {
