@@ -14,14 +14,14 @@ use chatparse::{Map, Value};
 use proptest::prelude::*;
 use support::{load_suites, preview, repo_root, same_value, Expect};
 
-/// Families whose models write the arguments as something other than one JSON text: XML
-/// parameters (qwen3_coder, qwen3_5, glm4_5, minimax_m2, seed_oss, deepseek_v3_2's DSML) and
-/// Gemma 4's dialect (bare keys, `<|"|>` strings), pythonic calls (lfm2). Their `arguments` are
-/// compact JSON.
 /// Families whose calls are `{"name": …, "arguments": …}` objects in tags, whose start and
 /// arguments stream before the call closes.
 const JSON_OBJECT_CALLS: &[&str] = &["hermes", "qwen3", "smollm3", "ernie4_5"];
 
+/// Families whose models write the arguments as something other than one JSON text: XML
+/// parameters (qwen3_coder, qwen3_5, glm4_5, minimax_m2, seed_oss, deepseek_v3_2's DSML) and
+/// Gemma 4's dialect (bare keys, `<|"|>` strings), pythonic calls (lfm2). Their `arguments` are
+/// compact JSON.
 const NON_JSON_ARGUMENTS: &[&str] = &[
     "lfm2",
     "qwen3_coder",
@@ -32,6 +32,35 @@ const NON_JSON_ARGUMENTS: &[&str] = &[
     "deepseek_v3_2",
     "gemma4",
 ];
+
+/// `openai::parse` with default options and counter ids (the tests' deterministic ids).
+fn parse_counted(
+    spec: &Spec,
+    input: &str,
+    prefix: Option<&str>,
+    tools: Option<&[Value]>,
+) -> Result<Value, openai::OpenAiError> {
+    openai::parse(
+        spec,
+        input,
+        prefix,
+        tools,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+}
+
+/// A delta stream with default options and counter ids, to compare with [`parse_counted`].
+fn deltas_counted<'s>(spec: &'s Spec, prefix: Option<&str>) -> DeltaStream<'s> {
+    DeltaStream::from_spec(
+        spec,
+        prefix,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap()
+}
 
 /// The parts of a reference message, read by the field names the families use.
 struct Reference {
@@ -732,13 +761,11 @@ fn streamed_deltas_rebuild_the_message_for_every_chunking() {
     for s in streamables() {
         specs += 1;
         for case in &s.cases {
-            let one_shot = openai::parse(
+            let one_shot = parse_counted(
                 &s.spec,
                 &case.input,
                 case.prefix.as_deref(),
                 case.tools.as_deref(),
-                Options::default(),
-                Box::new(CounterIds::default()),
             );
             let Some(expected) = &case.message else {
                 // The reference raises: so do we, and no chunking panics.
@@ -817,8 +844,7 @@ proptest! {
             if case.message.is_none() {
                 return;
             }
-            let one_shot = openai::parse(&s.spec, &case.input, case.prefix.as_deref(),
-                case.tools.as_deref(), Options::default(), Box::new(CounterIds::default())).unwrap();
+            let one_shot = parse_counted(&s.spec, &case.input, case.prefix.as_deref(), case.tools.as_deref()).unwrap();
             let b = boundaries(&case.input);
             let mut points: Vec<usize> = cuts.iter().map(|c| b[*c as usize % b.len()]).collect();
             points.sort_unstable();
@@ -906,8 +932,7 @@ proptest! {
                     tools: None,
                     message: None,
                 };
-                let one_shot = openai::parse(&s.spec, &input, None, None, Options::default(),
-                    Box::new(CounterIds::default()));
+                let one_shot = parse_counted(&s.spec, &input, None, None);
                 let b = boundaries(&input);
                 let chars: Vec<&str> = b.windows(2).map(|w| &input[w[0]..w[1]]).collect();
                 match one_shot {
@@ -1003,15 +1028,7 @@ fn repeated_text_fields_stream_as_the_template_writes_them() {
     ];
     for (template, reference, streams) in &cases {
         let spec = Spec::from_json_str(template).unwrap();
-        let one_shot = openai::parse(
-            &spec,
-            input,
-            Some(""),
-            None,
-            Options::default(),
-            Box::new(CounterIds::default()),
-        )
-        .unwrap();
+        let one_shot = parse_counted(&spec, input, Some(""), None).unwrap();
         // The reference's text fields as the OpenAI message writes them (a list as JSON text).
         for (field, key) in [
             ("content", "content"),
@@ -1033,14 +1050,7 @@ fn repeated_text_fields_stream_as_the_template_writes_them() {
             .collect();
         splits.push(b.windows(2).map(|w| &input[w[0]..w[1]]).collect());
         for chunks in &splits {
-            let mut stream = DeltaStream::from_spec(
-                &spec,
-                Some(""),
-                None,
-                Options::default(),
-                Box::new(CounterIds::default()),
-            )
-            .unwrap();
+            let mut stream = deltas_counted(&spec, Some(""));
             let mut out = Vec::new();
             let mut before_end = String::new();
             for chunk in chunks {
@@ -1074,25 +1084,10 @@ fn repeated_text_fields_stream_as_the_template_writes_them() {
     )
     .unwrap();
     let input = "Hi <tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call> there<think>x</think>again";
-    let one_shot = openai::parse(
-        &spec,
-        input,
-        Some(""),
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let one_shot = parse_counted(&spec, input, Some(""), None).unwrap();
     assert_eq!(one_shot["content"], "again");
     assert_eq!(one_shot["reasoning_content"], "x");
-    let mut stream = DeltaStream::from_spec(
-        &spec,
-        Some(""),
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let mut stream = deltas_counted(&spec, Some(""));
     for (i, c) in input.char_indices() {
         stream.feed(&input[i..i + c.len_utf8()]).unwrap();
     }
