@@ -1067,9 +1067,22 @@ fn gemma4_leading_calls_wait_for_the_text_after_them() {
         .remove("leading")
         .expect("gemma4's profile holds its leading calls");
     let schema = std::fs::read_to_string(support::repo_root().join("schemas/gemma4.json")).unwrap();
-    let sabotaged = Spec::from_json_str(&schema)
+    // The root substitution writes its groups out of order (`\1\3\2\4`): a profile without
+    // `leading` is refused at load, naming the section.
+    let refused = Spec::from_json_str(&schema)
         .unwrap()
         .with_stream_profile(&without.to_string(), "<profile without leading>")
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("/tool_calls/leading"),
+        "{refused}"
+    );
+    // Held by a literal no output writes: the calls go out at once.
+    let mut never: serde_json::Value = serde_json::from_str(&profile).unwrap();
+    never["tool_calls"]["leading"]["held_by"] = serde_json::json!(["<never written>"]);
+    let sabotaged = Spec::from_json_str(&schema)
+        .unwrap()
+        .with_stream_profile(&never.to_string(), "<profile held by nothing>")
         .unwrap();
     let mut rng = Rng(0x6e33_4a11);
     let mut failures = Vec::new();
@@ -1151,4 +1164,29 @@ fn objects_are_refused_where_the_scan_does_not_read_the_schema() {
             "{calls}: {err}"
         );
     }
+}
+
+/// `tool_calls.leading` holds calls only for a root substitution that writes its groups out of
+/// order; on hermes (no root substitution) the section is refused at load, naming it.
+#[test]
+fn leading_is_refused_where_no_substitution_reorders_the_output() {
+    let root = support::repo_root();
+    let schema = std::fs::read_to_string(root.join("schemas/hermes.json")).unwrap();
+    let profile = std::fs::read_to_string(root.join("schemas/streaming/hermes.json")).unwrap();
+    let mut with: serde_json::Value = serde_json::from_str(&profile).unwrap();
+    let plain = Spec::from_json_str(&schema)
+        .unwrap()
+        .with_stream_profile(&with.to_string(), "<hermes profile>");
+    assert!(plain.is_ok(), "{:?}", plain.err());
+    with["tool_calls"]["leading"] =
+        serde_json::json!({"close": "</tool_call>", "held_by": ["<think>"]});
+    let refused = Spec::from_json_str(&schema)
+        .unwrap()
+        .with_stream_profile(&with.to_string(), "<hermes profile with leading>")
+        .unwrap_err();
+    let text = refused.to_string();
+    assert!(
+        text.contains("/tool_calls/leading") && text.contains("remove"),
+        "{text}"
+    );
 }

@@ -314,6 +314,21 @@ impl Replacement {
         Ok(Replacement { pieces })
     }
 
+    /// The groups the replacement writes, in the order it writes them (`\\1\\3\\2` gives 1, 3, 2).
+    ///
+    /// ```
+    /// use chatparse_pyre::{PyRegex, Replacement};
+    /// let re = PyRegex::new(r"(a)(b)(c)").unwrap();
+    /// let r = Replacement::parse(r"\1-\3\g<2>", &re).unwrap();
+    /// assert_eq!(r.groups().collect::<Vec<_>>(), [1, 3, 2]);
+    /// ```
+    pub fn groups(&self) -> impl Iterator<Item = usize> + '_ {
+        self.pieces.iter().filter_map(|piece| match piece {
+            replacement::Piece::Group(g) => Some(*g),
+            replacement::Piece::Literal(_) => None,
+        })
+    }
+
     /// The replacement for one match (what `m.expand(template)` returns).
     pub fn expand(&self, caps: &Captures<'_>) -> String {
         let mut out = String::new();

@@ -473,6 +473,7 @@ fn load_calls(
         None => None,
         Some(value) => load_leading(value, diags),
     };
+    check_leading_against_root(schema, object.contains_key("leading"), diags);
     Some(CallsProfile {
         field,
         open,
@@ -483,6 +484,41 @@ fn load_calls(
         recipients,
         leading,
     })
+}
+
+/// `leading` is declared exactly when the root's substitutions reorder the output.
+///
+/// Why: a substitution that writes its groups out of order (Gemma 4's `\1\3\2\4`) moves text
+/// written after the calls in front of them, so that text can change what the calls are, and a
+/// stream that sent them at once could contradict the final message. Without such a
+/// substitution the section would hold calls for nothing. This is the part of the profile's
+/// claim the schema itself can show; which literals hold the calls (`held_by`) is the profile's
+/// to state, and the streaming suites check it against transformers.
+fn check_leading_against_root(schema: &Schema, declared: bool, diags: &mut Diagnostics) {
+    let reordering = schema.root().substitutions.iter().position(|sub| {
+        let groups: Vec<usize> = sub.replacement.groups().collect();
+        groups.windows(2).any(|w| w[1] < w[0])
+    });
+    match (reordering, declared) {
+        (Some(i), false) => diags.error(
+            "/tool_calls/leading",
+            format!(
+                "missing: the schema's root substitution {i} (replacement {:?}) writes its groups \
+                 out of order, so text after calls that open the output can be moved before them \
+                 and change what they are",
+                schema.root().substitutions[i].replacement_source
+            ),
+            "add \"leading\": {\"close\": …, \"held_by\": […]} naming the literal each call \
+             ends at and the literals that, written after the calls, make them something else",
+        ),
+        (None, true) => diags.error(
+            "/tool_calls/leading",
+            "no root substitution of the schema moves text before the calls, so nothing written \
+             after them can change them",
+            "remove \"leading\"",
+        ),
+        _ => {}
+    }
 }
 
 fn load_leading(value: &Value, diags: &mut Diagnostics) -> Option<LeadingCalls> {
