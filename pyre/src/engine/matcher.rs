@@ -58,8 +58,12 @@ impl Compiled {
         engine: Engine,
         backtrack_limit: usize,
     ) -> Result<Self, RegexError> {
+        // Fuzz builds remember compiled engines (see `crate::fuzzing_memo` for why).
         #[cfg(fuzzing)]
-        return fuzzing_memo::compiled(pattern, engine, backtrack_limit);
+        return crate::fuzzing_memo::remembered(
+            format!("{engine:?} {backtrack_limit} {pattern}"),
+            || Self::build(pattern, engine, backtrack_limit),
+        );
         #[cfg(not(fuzzing))]
         Self::build(pattern, engine, backtrack_limit)
     }
@@ -155,49 +159,4 @@ fn compile_error(detail: &str) -> RegexError {
          without backreferences)",
         None,
     )
-}
-
-/// Fuzz builds only (`--cfg fuzzing`, set by cargo-fuzz): compiled engines remembered by pattern.
-///
-/// Why: the fuzz targets that load arbitrary specs spend about 87 % of their time compiling
-/// patterns (measured with callgrind on 100 corpus inputs), and mutated inputs repeat most of
-/// their patterns. Compilation is a pure function of its arguments, so a remembered engine is the
-/// one a fresh compile would give; what the targets check (loading, matching, streaming) is
-/// unchanged, at several times the executions per second. Never compiled into a release build.
-#[cfg(fuzzing)]
-mod fuzzing_memo {
-    use super::Compiled;
-    use crate::{Engine, RegexError};
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-
-    /// Engines kept at most; the memo starts afresh when full (bounds a long run's memory).
-    const CAPACITY: usize = 4096;
-
-    type Key = (String, Engine, usize);
-
-    thread_local! {
-        static MEMO: RefCell<HashMap<Key, Result<Compiled, RegexError>>> =
-            RefCell::new(HashMap::new());
-    }
-
-    pub(super) fn compiled(
-        pattern: &str,
-        engine: Engine,
-        backtrack_limit: usize,
-    ) -> Result<Compiled, RegexError> {
-        let key = (pattern.to_owned(), engine, backtrack_limit);
-        if let Some(found) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
-            return found;
-        }
-        let built = Compiled::build(pattern, engine, backtrack_limit);
-        MEMO.with(|m| {
-            let mut memo = m.borrow_mut();
-            if memo.len() >= CAPACITY {
-                memo.clear();
-            }
-            memo.insert(key, built.clone());
-        });
-        built
-    }
 }

@@ -194,8 +194,10 @@ pub(crate) struct PatternRefused {
 
 /// Compiles a translated delimiter pattern (the whole match, or its partial-match form).
 fn build(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    // Fuzz builds remember compiled delimiters: they were 28 % of the spec-loading target's time
+    // (perf on the running target); see `chatparse_pyre::fuzzing_memo` for why that is exact.
     #[cfg(fuzzing)]
-    return fuzzing_memo::regex(pattern);
+    return chatparse_pyre::fuzzing_memo::remembered(pattern.to_owned(), || compile(pattern));
     #[cfg(not(fuzzing))]
     compile(pattern)
 }
@@ -206,42 +208,6 @@ fn compile(pattern: &str) -> Result<regex::Regex, regex::Error> {
         .dfa_size_limit(SIZE_LIMIT)
         .nest_limit(1000)
         .build()
-}
-
-/// Fuzz builds only (`--cfg fuzzing`, set by cargo-fuzz): compiled delimiters remembered by
-/// pattern, as `chatparse-pyre` remembers its engines there (see its `engine/matcher.rs`).
-///
-/// Why: compiling the delimiters was 28 % of the spec-loading fuzz target's time (perf, on the
-/// running target), and mutated inputs repeat their patterns. Compilation is a pure function of
-/// the pattern, so what the targets check is unchanged. Never compiled into a release build.
-#[cfg(fuzzing)]
-mod fuzzing_memo {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
-
-    /// Patterns kept at most; the memo starts afresh when full (bounds a long run's memory).
-    const CAPACITY: usize = 4096;
-
-    type Compiled = Result<regex::Regex, regex::Error>;
-
-    thread_local! {
-        static MEMO: RefCell<HashMap<String, Compiled>> = RefCell::new(HashMap::new());
-    }
-
-    pub(super) fn regex(pattern: &str) -> Compiled {
-        if let Some(found) = MEMO.with(|m| m.borrow().get(pattern).cloned()) {
-            return found;
-        }
-        let built = super::compile(pattern);
-        MEMO.with(|m| {
-            let mut memo = m.borrow_mut();
-            if memo.len() >= CAPACITY {
-                memo.clear();
-            }
-            memo.insert(pattern.to_owned(), built.clone());
-        });
-        built
-    }
 }
 
 /// A pattern delimiter (`open_pattern`, `close_pattern`).
