@@ -29,11 +29,11 @@
 use chatparse_pyre::PyRegex;
 use memchr::memmem;
 
+use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType};
 use crate::support::Content;
-use crate::value::Value;
 
 /// The substitution that joins `;`-separated calls, with `{TAG}` for the escaped opener.
 const JOIN_PATTERN: &str = r#"\}\s*;\s*(\{\s*"(?:name|type)"\s*:)"#;
@@ -53,21 +53,6 @@ enum Stage {
     /// After a tag the model wrote: the next call starts at the next `{`.
     NextBrace { at: usize },
     /// Nothing more is read: the final message brings the rest.
-    Done,
-}
-
-/// What the scan found next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ObjectStep {
-    /// A call, `start..end`, decided: its value as the final message has it.
-    Call {
-        start: usize,
-        end: usize,
-        value: Value,
-    },
-    /// More text is needed.
-    Wait,
-    /// The scan stopped (see [`Stage::Done`]).
     Done,
 }
 
@@ -166,11 +151,11 @@ impl<'p> ObjectScan<'p> {
 
     /// Reads `text[..limit]` on from where the last read stopped; `ended`: the calls' text ends
     /// at `limit` (an end token is there).
-    pub(crate) fn next(&mut self, text: &str, limit: usize, ended: bool) -> ObjectStep {
+    fn next_in(&mut self, text: &str, limit: usize, ended: bool) -> CallStep {
         let bytes = &text.as_bytes()[..limit];
         loop {
             match self.stage {
-                Stage::Done => return ObjectStep::Done,
+                Stage::Done => return CallStep::Done,
                 Stage::FirstBrace { at } => {
                     let rest = text.get(at.min(limit)..limit).unwrap_or_default();
                     match rest.char_indices().find(|&(_, c)| !is_space(c)) {
@@ -179,7 +164,7 @@ impl<'p> ObjectScan<'p> {
                         None if ended => self.stage = Stage::Done,
                         None => {
                             self.stage = Stage::FirstBrace { at: limit.max(at) };
-                            return ObjectStep::Wait;
+                            return CallStep::Wait;
                         }
                     }
                 }
@@ -188,7 +173,7 @@ impl<'p> ObjectScan<'p> {
                     None if ended => self.stage = Stage::Done,
                     None => {
                         self.stage = Stage::NextBrace { at: limit.max(at) };
-                        return ObjectStep::Wait;
+                        return CallStep::Wait;
                     }
                 },
                 Stage::Call { start } => {
@@ -197,7 +182,7 @@ impl<'p> ObjectScan<'p> {
                         Ok(join) => join,
                         Err(()) => {
                             self.stage = Stage::Done;
-                            return ObjectStep::Done;
+                            return CallStep::Done;
                         }
                     };
                     let end = match (tag, join) {
@@ -223,7 +208,7 @@ impl<'p> ObjectScan<'p> {
                             self.stage = Stage::Done;
                             start + text[start..limit].trim_end_matches(is_space).len()
                         }
-                        (None, None) => return ObjectStep::Wait,
+                        (None, None) => return CallStep::Wait,
                     };
                     let value = parse_node(
                         self.items,
@@ -231,10 +216,10 @@ impl<'p> ObjectScan<'p> {
                         &mut Walk::strict(),
                     );
                     return match value {
-                        Ok(value) => ObjectStep::Call { start, end, value },
+                        Ok(value) => CallStep::Call { start, end, value },
                         Err(_) => {
                             self.stage = Stage::Done;
-                            ObjectStep::Done
+                            CallStep::Done
                         }
                     };
                 }
@@ -283,6 +268,12 @@ impl<'p> ObjectScan<'p> {
             let next = from + m.span(1).map_or(m.end(), |s| s.0);
             return Ok(Some((at, next, end)));
         }
+    }
+}
+
+impl DecidedCalls for ObjectScan<'_> {
+    fn next(&mut self, calls: CallsText<'_>) -> CallStep {
+        self.next_in(calls.text, calls.limit, calls.ended())
     }
 }
 

@@ -25,6 +25,7 @@
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (a strict one-shot parse fails on it too).
 
+use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Schema};
@@ -35,21 +36,6 @@ const ROOT_SUBSTITUTION: &str = r"^\s*(?:>>>)?";
 const ROOT_PATTERN: &str = r"^(?:(?:>>>all[ \t]*\r?\n\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??)?(?:(?P<tool_calls>>>>[^\s>]+[ \t]*\r?\n(?:.*?\S)??)\s*)?(?:>>>all[ \t]*\r?\n.*|>>>[^\s>]*$|<\|eot_id\|>|$))?";
 const ITERATOR: &str = r"(.+?)(?:>>>|$)";
 const MARK: &str = ">>>";
-
-/// What the scan found next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RecipientStep {
-    /// A call, decided: its raw text `start..end`, and its value as the final message has it.
-    Call {
-        start: usize,
-        end: usize,
-        value: Value,
-    },
-    /// More text is needed.
-    Wait,
-    /// The scan stopped: the final message brings the rest.
-    Done,
-}
 
 /// Whether text decides something yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,14 +132,9 @@ impl<'p> RecipientScan<'p> {
 
     /// Reads `text[..limit]`; `stop`: where `<|eot_id|>` (of `eot_len` bytes) is, when it has
     /// arrived at `limit`.
-    pub(crate) fn next(
-        &mut self,
-        text: &str,
-        limit: usize,
-        eot_len: Option<usize>,
-    ) -> RecipientStep {
+    fn next_in(&mut self, text: &str, limit: usize, eot_len: Option<usize>) -> CallStep {
         if self.done {
-            return RecipientStep::Done;
+            return CallStep::Done;
         }
         let Some((start, bare)) = self.call else {
             return self.stop();
@@ -165,7 +146,7 @@ impl<'p> RecipientScan<'p> {
         let hay = bytes.get(self.search_from..limit).unwrap_or_default();
         let Some(found) = memchr::memmem::find(hay, MARK.as_bytes()) else {
             self.search_from = limit.saturating_sub(MARK.len() - 1).max(self.search_from);
-            return RecipientStep::Wait;
+            return CallStep::Wait;
         };
         let y = self.search_from + found;
         let after = &text[y + MARK.len()..limit];
@@ -177,7 +158,7 @@ impl<'p> RecipientScan<'p> {
             }
             (Known::Wait, _) | (_, Known::Wait) => {
                 self.search_from = y;
-                return RecipientStep::Wait;
+                return CallStep::Wait;
             }
             (Known::No, Known::Yes) => return self.stop(),
             (Known::No, Known::No) => {
@@ -203,7 +184,7 @@ impl<'p> RecipientScan<'p> {
                 } else {
                     start - MARK.len()
                 };
-                RecipientStep::Call {
+                CallStep::Call {
                     start: raw_start,
                     end,
                     value,
@@ -213,14 +194,14 @@ impl<'p> RecipientScan<'p> {
         }
     }
 
-    fn stop(&mut self) -> RecipientStep {
+    fn stop(&mut self) -> CallStep {
         self.done = true;
-        RecipientStep::Done
+        CallStep::Done
     }
 
     /// `<|eot_id|>` has arrived, ending at `end`: the one-shot parse of the output up to it
     /// decides the calls not sent yet.
-    fn ended(&mut self, text: &str, end: usize) -> RecipientStep {
+    fn ended(&mut self, text: &str, end: usize) -> CallStep {
         let Ok(message) = self.schema.parse(&text[..end]) else {
             return self.stop();
         };
@@ -243,11 +224,17 @@ impl<'p> RecipientScan<'p> {
             .map_or(rest_end, |i| from + i);
         self.sent += 1;
         self.call = Some((next + MARK.len(), false));
-        RecipientStep::Call {
+        CallStep::Call {
             start,
             end: next.max(start),
             value,
         }
+    }
+}
+
+impl DecidedCalls for RecipientScan<'_> {
+    fn next(&mut self, calls: CallsText<'_>) -> CallStep {
+        self.next_in(calls.text, calls.limit, calls.end_token)
     }
 }
 
