@@ -5,14 +5,20 @@
 //! Three call shapes are read this way, recognised from the schema of the calls' items:
 //!
 //! * **JSON object** (`hermes`, `qwen3`, `smollm3`, `ernie4_5`): the call is
-//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`. The items of a JSON list
+//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`; `llama3_json`'s
+//!   `{"name": "…", "parameters": {…}}` too, the key being the one the items read the arguments
+//!   from whatever other arguments key follows it. The name is the call's once its string has
+//!   closed, so the start goes out then; where an empty object under the key gives way to
+//!   another key (Llama 3's `parameters || arguments`), nothing of the arguments goes out until
+//!   a key is written in them. The items of a JSON list
 //!   of calls (`firefunction_v2`, `granite3_3`, `nemotron_nano_v2`), which the stream profile
 //!   sends one region per item, are read the same way, unless the template writes each call's
 //!   id after its arguments (`apriel`, `mistral_nemo`, `mistral_small_3_1`: those calls go out
 //!   whole when their object closes, with the model's id) or substitutions join the list
 //!   (`phi4_mini`).
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
-//!   `gpt_oss`, and `mistral_small`'s separated calls): a header
+//!   `gpt_oss`, `functionary_v3_2`'s `>>>NAME\n{…}`, and `mistral_small`'s separated calls): a
+//!   header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
 //!   arguments are the JSON object after it, items whose `function` has an `x-regex` (or whose
 //!   `name` and `arguments` each have one: gpt_oss) and whose `arguments` have `x-parser: json`.
@@ -34,7 +40,7 @@
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
 //! when it closes) whenever the text is not in the simple form whose final value it can
 //! predict: a JSON object whose first key is `name` (a string without brackets) and whose second
-//! is `arguments` (an object); a header before the first `{` that the items' schema reads as a
+//! is `arguments` (an object; otherwise only the start goes out early); a header before the first `{` that the items' schema reads as a
 //! call when `{}` follows it (brackets included: Mistral's `f[CALL_ID]a1b2c3d4e[ARGS]`, whose id
 //! becomes the call's); a tag header that the items' schema reads as a call
 //! with no parameters once its open tags are closed, and parameters whose conversion adds one key
@@ -82,6 +88,30 @@ pub(crate) struct CallShape {
     /// Header shape: the arguments are Gemma's dialect, built one parameter at a time
     /// ([`super::dialect`]).
     dialect: bool,
+    /// JSON shape: the key the arguments are written under, and whether an empty object there
+    /// waits for the call to close (see [`JsonArguments`]).
+    json_arguments: JsonArguments,
+}
+
+/// JSON shape: how the items read the arguments of `{"name": …, KEY: {…}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct JsonArguments {
+    /// `arguments` (Hermes, Qwen, the JSON lists), or `parameters` (Llama 3, whose transform
+    /// reads `parameters || arguments || {}`).
+    key: &'static str,
+    /// Whether an empty object under `key` lets a later key give the arguments (JMESPath's `||`
+    /// takes `{}` for false): the arguments' text then waits for a key inside the object, and
+    /// an empty object waits for the call to close.
+    empty_waits: bool,
+}
+
+impl Default for JsonArguments {
+    fn default() -> Self {
+        JsonArguments {
+            key: "arguments",
+            empty_waits: false,
+        }
+    }
 }
 
 /// The three shapes (see the module documentation).
@@ -110,7 +140,9 @@ impl CallShape {
             .property("function")
             .and_then(|f| f.property("arguments"))
             .is_some_and(is_dialect_arguments);
-        let (kind, streams_arguments) = if is_json_object_call(items) {
+        let mut json_arguments = JsonArguments::default();
+        let (kind, streams_arguments) = if let Some(json) = json_object_call(items) {
+            json_arguments = json;
             (ShapeKind::JsonObject, true)
         } else if let Some(streams) = is_header_call(items) {
             (ShapeKind::HeaderJson, streams || dialect)
@@ -152,6 +184,7 @@ impl CallShape {
             parameter_end,
             string_values,
             dialect: dialect && kind == ShapeKind::HeaderJson,
+            json_arguments,
         })
     }
 
@@ -191,6 +224,7 @@ impl CallShape {
             parameter_end: String::new(),
             string_values: None,
             dialect: false,
+            json_arguments: JsonArguments::default(),
         })
     }
 
@@ -218,19 +252,39 @@ impl CallShape {
     }
 }
 
-/// Items that parse `{"name": N, "arguments": A}` JSON into a call named N with arguments A.
-fn is_json_object_call(items: &Node) -> bool {
+/// Items that parse `{"name": N, KEY: A}` JSON into a call named N with arguments A, whatever
+/// another arguments key after it says (as far as A is not empty): the key, `arguments` if
+/// that is one, else `parameters`.
+fn json_object_call(items: &Node) -> Option<JsonArguments> {
     if items.has_regex() || !matches!(&items.parser, Some(p) if p.kind == ParserKind::Json) {
-        return false;
+        return None;
     }
-    let probe = r#"{"name": "probe_name", "arguments": {"probe": [1]}}"#;
-    let Ok(value) = parse_node(items, Content::borrowed(probe), &mut Walk::strict()) else {
-        return false;
+    // The call the items read from `probe`, as (name, id, arguments); `None` if it is no call.
+    let read = |probe: &str| {
+        let value = parse_node(items, Content::borrowed(probe), &mut Walk::strict()).ok()?;
+        let call = call_parts(&value)?;
+        Some((call.name, call.id, call.arguments))
     };
-    call_parts(&value).is_some_and(|call| {
-        call.name == "probe_name"
-            && call.id.is_none()
-            && py::identical(&call.arguments, &crate::json!({"probe": [1]}))
+    let keys = ["arguments", "parameters"];
+    keys.iter().enumerate().find_map(|(i, &key)| {
+        let other = keys[1 - i];
+        let alone = format!(r#"{{"name": "probe_name", "{key}": {{"probe": [1]}}}}"#);
+        let (name, id, arguments) = read(&alone)?;
+        let reads = name == "probe_name"
+            && id.is_none()
+            && py::identical(&arguments, &crate::json!({"probe": [1]}));
+        // Another arguments key after this one must not take its place (a call that does not
+        // read at all fails, which contradicts nothing).
+        let then = format!(
+            r#"{{"name": "probe_name", "{key}": {{"probe": [1]}}, "{other}": {{"other": [2]}}}}"#
+        );
+        let kept =
+            read(&then).is_none_or(|(_, _, a)| py::identical(&a, &crate::json!({"probe": [1]})));
+        let empty =
+            format!(r#"{{"name": "probe_name", "{key}": {{}}, "{other}": {{"other": [2]}}}}"#);
+        let empty_waits =
+            read(&empty).is_some_and(|(_, _, a)| !py::identical(&a, &crate::json!({})));
+        (reads && kept).then_some(JsonArguments { key, empty_waits })
     })
 }
 
@@ -322,6 +376,9 @@ enum Stage {
     Arguments { start: usize, at: usize },
     /// The arguments ended at `end` (exclusive).
     Done { start: usize, end: usize },
+    /// JSON shape: the name is known, the arguments are not written as the sketch reads them
+    /// (another key next, arguments that are no object): they go out when the call closes.
+    Named,
     /// The call is not in a form the sketch can predict: it is sent when it closes.
     GaveUp,
 }
@@ -397,14 +454,26 @@ impl Sketch {
         }
         if let Stage::Head { at } = self.stage {
             self.stage = match shape.kind {
-                ShapeKind::JsonObject => self.json_head(raw, at),
+                ShapeKind::JsonObject => self.json_head(shape.json_arguments.key, raw, at),
                 ShapeKind::HeaderJson => self.header(shape, raw, at),
                 ShapeKind::XmlParameters => self.tag_head(shape, raw, at),
             };
         }
+        if matches!(self.stage, Stage::Head { .. } | Stage::Named) && shape.is_json_object() {
+            // The name has closed before the arguments (JSON shape): the start goes out.
+            let (name, id) = self.name.as_ref()?;
+            return Some(Known {
+                name,
+                id: id.as_deref(),
+                arguments: "",
+            });
+        }
         if !shape.streams_arguments {
             // Only the start goes out early; the arguments when the call closes.
-            if matches!(self.stage, Stage::Head { .. } | Stage::GaveUp) {
+            if matches!(
+                self.stage,
+                Stage::Head { .. } | Stage::GaveUp | Stage::Named
+            ) {
                 return None;
             }
             let (name, id) = self.name.as_ref()?;
@@ -424,13 +493,22 @@ impl Sketch {
         let (start, end) = match self.stage {
             Stage::Arguments { start, at } => (start, at),
             Stage::Done { start, end } => (start, end),
-            Stage::Head { .. } | Stage::GaveUp => return None,
+            Stage::Head { .. } | Stage::GaveUp | Stage::Named => return None,
         };
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
             ShapeKind::XmlParameters => self.xml_arguments(),
             ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
+        };
+        // An empty object may yet give way to another key: nothing of it is known.
+        let empty = |a: &str| {
+            let inside = a.strip_prefix('{').unwrap_or(a);
+            matches!(inside.trim_start_matches([' ', '\t', '\n', '\r']), "" | "}")
+        };
+        let arguments = match shape.kind {
+            ShapeKind::JsonObject if shape.json_arguments.empty_waits && empty(arguments) => "",
+            _ => arguments,
         };
         Some(Known {
             name,
@@ -625,9 +703,9 @@ impl Sketch {
         }
     }
 
-    /// The JSON shape: `{`, `"name"`, `:`, a string, `,`, `"arguments"`, `:`, then the
-    /// arguments' `{`. Anything else gives up.
-    fn json_head(&mut self, raw: &str, at: usize) -> Stage {
+    /// The JSON shape: `{`, `"name"`, `:`, a string, `,`, `"arguments"` (or the shape's other
+    /// key), `:`, then the arguments' `{`. Anything else gives up.
+    fn json_head(&mut self, key: &str, raw: &str, at: usize) -> Stage {
         let bytes = raw.as_bytes();
         let mut i = skip_space(bytes, at);
         let expect = |i: &mut usize, lit: &[u8]| -> Option<bool> {
@@ -668,21 +746,24 @@ impl Sketch {
         if name.contains(['\\', '{', '[', '}', ']']) || name.chars().any(char::is_control) {
             return Stage::GaveUp;
         }
+        // The name is the call's once its string has closed (a second `name` key would change
+        // it: the adapter then fails the stream, see the module documentation).
+        if self.name.is_none() {
+            self.name = Some((name.to_owned(), None));
+        }
         i = skip_space(bytes, i + len + 2);
-        for lit in [&b","[..], b"\"arguments\"", b":"] {
+        let key = format!("\"{key}\"");
+        for lit in [&b","[..], key.as_bytes(), b":"] {
             match expect(&mut i, lit) {
                 Some(true) => {}
                 Some(false) => return Stage::Head { at },
-                None => return Stage::GaveUp,
+                None => return Stage::Named,
             }
         }
         match bytes.get(i) {
             None => Stage::Head { at },
-            Some(b'{') => {
-                self.name = Some((name.to_owned(), None));
-                Stage::Arguments { start: i, at: i }
-            }
-            Some(_) => Stage::GaveUp,
+            Some(b'{') => Stage::Arguments { start: i, at: i },
+            Some(_) => Stage::Named,
         }
     }
 

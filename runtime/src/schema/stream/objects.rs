@@ -25,6 +25,12 @@
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (the final message, the one-shot parse, says what
 //! becomes of it: a strict parse fails).
+//!
+//! While a call is open its text is sent as it arrives (strict streams: a call that then fails
+//! to parse fails the whole message), up to its last non-space character and before a `}` that
+//! more text may complete into a join: the text up to there is the call's whatever follows (a
+//! tag, a join or an end token can only end it later), so adapters read its name and arguments
+//! before it is decided.
 
 use chatparse_pyre::PyRegex;
 use memchr::memmem;
@@ -208,7 +214,12 @@ impl<'p> ObjectScan<'p> {
                             self.stage = Stage::Done;
                             start + text[start..limit].trim_end_matches(is_space).len()
                         }
-                        (None, None) => return CallStep::Wait,
+                        (None, None) => {
+                            return CallStep::Open {
+                                start,
+                                known: open_known(text, start, limit),
+                            }
+                        }
                     };
                     let value = parse_node(
                         self.items,
@@ -274,6 +285,44 @@ impl<'p> ObjectScan<'p> {
 impl DecidedCalls for ObjectScan<'_> {
     fn next(&mut self, calls: CallsText<'_>) -> CallStep {
         self.next_in(calls.text, calls.limit, calls.ended())
+    }
+}
+
+/// How far the text of the call open at `start` is its own, with `text[..limit]` known and no
+/// tag or join found after it: up to its last non-space character (white space before the
+/// end of the calls' text is not the call's), and before a `}` that more text may complete
+/// into a join (the call then ends after that `}`, and what follows is not its text).
+fn open_known(text: &str, start: usize, limit: usize) -> usize {
+    let end = start + text[start..limit].trim_end_matches(is_space).len();
+    match memchr::memrchr(b'}', &text.as_bytes()[start..end]) {
+        Some(i) if may_join(&text[start + i + 1..limit]) => start + i + 1,
+        _ => end,
+    }
+}
+
+/// Whether `after` (the text after a `}`) may still become the rest of a match of
+/// [`JOIN_PATTERN`]: `\s*;\s*\{\s*"(?:name|type)"\s*:` cut at its end. (A whole match was
+/// searched for already: it is not there.)
+fn may_join(after: &str) -> bool {
+    let mut rest = after;
+    for literal in [";", "{"] {
+        rest = rest.trim_start_matches(is_space);
+        if rest.is_empty() {
+            return true;
+        }
+        let Some(r) = rest.strip_prefix(literal) else {
+            return false;
+        };
+        rest = r;
+    }
+    let rest = rest.trim_start_matches(is_space);
+    let key = rest.split_once(|c: char| c == ':' || is_space(c));
+    match key {
+        // `"name"` or `"type"`, and white space then `:` may follow.
+        None => ["\"name\"", "\"type\""].iter().any(|k| k.starts_with(rest)),
+        Some((key, tail)) => {
+            ["\"name\"", "\"type\""].contains(&key) && tail.trim_start_matches(is_space).is_empty()
+        }
     }
 }
 

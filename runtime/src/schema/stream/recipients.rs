@@ -24,6 +24,10 @@
 //!
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (a strict one-shot parse fails on it too).
+//!
+//! While a call is open its text is sent as it arrives (strict streams), up to its last
+//! non-space character before the next `>>>`: whether that `>>>` turns out to be a separator or
+//! a terminator, the call's text ends there (less trailing white space before `>>>all\n`).
 
 use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
@@ -146,7 +150,7 @@ impl<'p> RecipientScan<'p> {
         let hay = bytes.get(self.search_from..limit).unwrap_or_default();
         let Some(found) = memchr::memmem::find(hay, MARK.as_bytes()) else {
             self.search_from = limit.saturating_sub(MARK.len() - 1).max(self.search_from);
-            return CallStep::Wait;
+            return self.open(text, start, limit);
         };
         let y = self.search_from + found;
         let after = &text[y + MARK.len()..limit];
@@ -158,7 +162,7 @@ impl<'p> RecipientScan<'p> {
             }
             (Known::Wait, _) | (_, Known::Wait) => {
                 self.search_from = y;
-                return CallStep::Wait;
+                return self.open(text, start, y);
             }
             (Known::No, Known::Yes) => return self.stop(),
             (Known::No, Known::No) => {
@@ -177,13 +181,9 @@ impl<'p> RecipientScan<'p> {
             &mut Walk::strict(),
         ) {
             Ok(value) => {
-                self.sent += 1;
                 // The raw text of a call after the first starts at its `>>>`.
-                let raw_start = if self.sent == 1 {
-                    start
-                } else {
-                    start - MARK.len()
-                };
+                let raw_start = self.raw_start(start);
+                self.sent += 1;
                 CallStep::Call {
                     start: raw_start,
                     end,
@@ -191,6 +191,28 @@ impl<'p> RecipientScan<'p> {
                 }
             }
             Err(_) => self.stop(),
+        }
+    }
+
+    /// The call open at `start` (its text runs at least to `end`, where the next `>>>` may be):
+    /// known up to its last non-space character before `end` (white space before a `>>>all\n`
+    /// is not the call's).
+    fn open(&self, text: &str, start: usize, end: usize) -> CallStep {
+        let raw_start = self.raw_start(start);
+        let end = end.max(start);
+        CallStep::Open {
+            start: raw_start,
+            known: start + text[start..end].trim_end_matches(is_space).len(),
+        }
+    }
+
+    /// Where the raw text of the call whose text starts at `start` begins: a call after the
+    /// first at its `>>>`.
+    fn raw_start(&self, start: usize) -> usize {
+        if self.sent == 0 {
+            start
+        } else {
+            start - MARK.len()
         }
     }
 
