@@ -1219,7 +1219,7 @@ fn llama3_calls_leave_when_decided() {
         llama3_decided_at,
         // The template's `{"name": …, "parameters": …}` (an `arguments` key, or `type` first,
         // send the arguments when the call closes).
-        Some(|input| !input.contains("\"arguments\"") && !input.contains("{\"type\"")),
+        Early::Fragments(|input| !input.contains("\"arguments\"") && !input.contains("{\"type\"")),
     );
     assert!(leave.checked > 1_000, "{} chunkings", leave.checked);
     assert!(leave.done_before_end >= 3);
@@ -1440,10 +1440,20 @@ fn lfm2_calls_leave_when_decided() {
     // inside a string).
     let made = "<|tool_call_start|>[a(x=1), b(y=')')] <|tool_call_end|>\n<|tool_call_start|> \
                 [c()]<|tool_call_end|><|im_end|>";
-    // Whole per call: its arguments are not streamed while it is open.
-    let leave = calls_leave_when_decided(&spec, "lfm2", &[made], lfm2_decided_at, None);
+    // The start once `NAME(` is written; the arguments whole when the call is decided.
+    let leave = calls_leave_when_decided(&spec, "lfm2", &[made], lfm2_decided_at, Early::Start);
     assert!(leave.checked > 1_000, "{} chunkings", leave.checked);
     assert!(leave.done_before_end >= 3);
+}
+
+/// What goes out of a call while it is open, for [`calls_leave_when_decided`].
+#[derive(Clone, Copy)]
+enum Early {
+    /// Its start and argument fragments, for the inputs the function accepts (written as the
+    /// sketch reads them).
+    Fragments(fn(&str) -> bool),
+    /// Its start only; the arguments go out whole when it closes.
+    Start,
 }
 
 /// What [`calls_leave_when_decided`] counted.
@@ -1460,16 +1470,16 @@ struct Leave {
 /// result) and the `made` inputs (the count from the one-shot parse), each at every split point
 /// and in one-byte chunks: the deltas rebuild the one-shot message, and each call was complete
 /// (its start and every argument fragment sent) no later than the chunk that brought what
-/// `decided_at` says decides it. Where the family streams `open` calls, in one-byte feeds every
-/// call with arguments of an input written as the sketch reads it (`open` says which) started
-/// before they were complete (fragments went out while it was open); otherwise no fragment
-/// did. Prints the counts.
+/// `decided_at` says decides it; in one-byte feeds, that it started before it was complete and
+/// sent argument fragments while open ([`Early::Fragments`]: every call with arguments of an
+/// input written as the sketch reads it), or sent none ([`Early::Start`]: every call). Prints
+/// the counts.
 fn calls_leave_when_decided(
     spec: &Spec,
     family: &str,
     made: &[&str],
     decided_at: fn(&str) -> Vec<usize>,
-    open: Option<fn(&str) -> bool>,
+    early: Early,
 ) -> Leave {
     use support::{Expect, Rng};
     let mut rng = Rng::new(2);
@@ -1524,13 +1534,22 @@ fn calls_leave_when_decided(
                     open_fragments += call.open_fragments();
                     let arguments = last["function"]["arguments"].as_str().unwrap();
                     let has_keys = arguments.contains(':');
-                    if open.is_some_and(|sketched| sketched(input)) && has_keys {
+                    let open = match early {
+                        Early::Fragments(sketched) => sketched(input) && has_keys,
+                        Early::Start => true,
+                    };
+                    if open {
                         assert!(
-                            call.started_at < call.done_at() && call.open_fragments() > 0,
+                            call.started_at < call.done_at(),
                             "{what}: call {k} started with {} bytes fed, complete with {}",
                             call.started_at,
                             call.done_at()
                         );
+                    }
+                    match early {
+                        Early::Fragments(_) if open => assert!(call.open_fragments() > 0),
+                        Early::Start => assert_eq!(call.open_fragments(), 0, "{what}"),
+                        Early::Fragments(_) => {}
                     }
                     started_open += usize::from(call.started_at < call.done_at());
                 }
@@ -1544,16 +1563,10 @@ fn calls_leave_when_decided(
          while their call was open; {before_end} calls complete before the output's last byte \
          ({decided_before} are decided before it); {checked} chunkings"
     );
-    if open.is_some() {
+    match early {
         // Arguments may be whole before what follows decides the call.
-        assert!(before_end >= decided_before);
-    } else {
-        assert_eq!(before_end, decided_before);
-        assert_eq!(
-            open_fragments + started_open,
-            0,
-            "{family} sends calls whole"
-        );
+        Early::Fragments(_) => assert!(before_end >= decided_before),
+        Early::Start => assert_eq!(before_end, decided_before),
     }
     Leave {
         checked,
@@ -1624,7 +1637,7 @@ fn functionary_v3_2_calls_leave_when_decided() {
         "functionary_v3_2",
         &made,
         functionary_decided_at,
-        Some(|_| true),
+        Early::Fragments(|_| true),
     );
     assert!(leave.checked > 500, "{} chunkings", leave.checked);
     assert!(leave.done_before_end >= 3);

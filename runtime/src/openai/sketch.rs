@@ -29,6 +29,10 @@
 //!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
 //!   each closes, by the schema's own conversion of the parameters so far.
 //!
+//! A pythonic call list's calls (`lfm2`), which the stream profile sends while open up to the
+//! call's `(`, are read for their name only: the start goes out once `NAME(` is written, the
+//! arguments when the call is decided (the shape comes from the profile's `"pythonic": true`).
+//!
 //! Gemma's dialect after a header (`call:NAME{location:<|"|>Paris<|"|>,days:3}`) is read like the
 //! XML parameters: the arguments' compact JSON is built one top-level parameter at a time, as the
 //! `,` after each arrives ([`super::dialect`]). Where the arguments are none of these
@@ -120,6 +124,10 @@ enum ShapeKind {
     JsonObject,
     HeaderJson,
     XmlParameters,
+    /// A pythonic call list's calls (`lfm2`), which the stream profile sends from the end of
+    /// the last call (`, `, or the list's opener) to where the call's `(` is: only the name is
+    /// read early.
+    Pythonic,
 }
 
 impl CallShape {
@@ -195,6 +203,20 @@ impl CallShape {
     pub(crate) fn of_spec(spec: &crate::Spec) -> Option<Self> {
         let schema = spec.schema()?;
         let calls = spec.stream_profile().and_then(|p| p.tool_calls.as_ref());
+        if let Some(calls) = calls.filter(|c| c.pythonic) {
+            return Some(CallShape {
+                schema: schema.clone(),
+                field: calls.field.clone(),
+                opener_len: 0,
+                separator: None,
+                kind: ShapeKind::Pythonic,
+                streams_arguments: false,
+                parameter_end: String::new(),
+                string_values: None,
+                dialect: false,
+                json_arguments: JsonArguments::default(),
+            });
+        }
         let Some((field, list)) = calls.and_then(|c| Some((&c.field, c.list.as_ref()?))) else {
             return Self::of(schema);
         };
@@ -457,10 +479,13 @@ impl Sketch {
                 ShapeKind::JsonObject => self.json_head(shape.json_arguments.key, raw, at),
                 ShapeKind::HeaderJson => self.header(shape, raw, at),
                 ShapeKind::XmlParameters => self.tag_head(shape, raw, at),
+                ShapeKind::Pythonic => self.pythonic_head(shape, raw, at),
             };
         }
-        if matches!(self.stage, Stage::Head { .. } | Stage::Named) && shape.is_json_object() {
-            // The name has closed before the arguments (JSON shape): the start goes out.
+        let named_first = matches!(shape.kind, ShapeKind::JsonObject | ShapeKind::Pythonic);
+        if matches!(self.stage, Stage::Head { .. } | Stage::Named) && named_first {
+            // The name has closed before the arguments (JSON shape), or is all that is read
+            // (pythonic calls): the start goes out.
             let (name, id) = self.name.as_ref()?;
             return Some(Known {
                 name,
@@ -767,6 +792,53 @@ impl Sketch {
         }
     }
 
+    /// A pythonic call's name. The stream sends a call's raw text from the end of the last one,
+    /// so its name follows exactly what the list writes before a call: the opener and `[`
+    /// (the first call), `,` (the next one), or `]`, the closer and the next block's opener and
+    /// `[` (a call of the next block), with white space between. The name then runs to the `(`,
+    /// and the items' schema must read `NAME()` as a call of that name with no arguments.
+    /// Anything else (a final region holding other text) gives up.
+    fn pythonic_head(&mut self, shape: &CallShape, raw: &str, at: usize) -> Stage {
+        const BEFORE: [&str; 6] = [
+            "]",
+            "<|tool_call_end|>",
+            "<|tool_call_start|>",
+            "[",
+            ",",
+            "",
+        ];
+        let Some(paren) = raw.find('(') else {
+            // Give up early on text that cannot lead to a name.
+            return match pythonic_prefix(raw, &BEFORE) {
+                Some(_) => Stage::Head { at },
+                None => Stage::GaveUp,
+            };
+        };
+        let Some(from) = pythonic_prefix(&raw[..paren], &BEFORE) else {
+            return Stage::GaveUp;
+        };
+        let name = &raw[from..paren];
+        let name_char = |c: char| crate::py::unicode::is_word(c) || c == '.' || c == '-';
+        if name.is_empty() || !name.chars().all(name_char) {
+            return Stage::GaveUp;
+        }
+        let Some(items) = shape.items() else {
+            return Stage::GaveUp;
+        };
+        let probe = format!("{name}()");
+        let parsed = parse_node(items, Content::borrowed(&probe), &mut Walk::strict());
+        match parsed.ok().as_ref().and_then(call_parts) {
+            Some(call)
+                if call.name == name
+                    && matches!(&call.arguments, Value::Object(o) if o.is_empty()) =>
+            {
+                self.name = Some((call.name, call.id));
+                Stage::Named
+            }
+            _ => Stage::GaveUp,
+        }
+    }
+
     /// Gemma's dialect arguments from `start`: the parameters before the last top-level `,`,
     /// converted ([`super::dialect`]).
     fn scan_dialect(&mut self, shape: &CallShape, raw: &str, start: usize) -> Stage {
@@ -827,6 +899,25 @@ fn open_tags(head: &str) -> Vec<&str> {
         }
     }
     open
+}
+
+/// Where the text after `literals` (each optional, in order, white space around them) ends in
+/// `head`; `None` when something else comes first. A literal cut by the end of `head` counts
+/// as written (more text decides).
+fn pythonic_prefix(head: &str, literals: &[&str]) -> Option<usize> {
+    let mut rest = head;
+    for literal in literals {
+        rest = rest.trim_start_matches(crate::py::unicode::is_space);
+        if rest.len() < literal.len() && literal.starts_with(rest) && !rest.is_empty() {
+            return Some(head.len());
+        }
+        rest = rest.strip_prefix(literal).unwrap_or(rest);
+    }
+    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let name_char = |c: char| crate::py::unicode::is_word(c) || c == '.' || c == '-';
+    rest.chars()
+        .all(name_char)
+        .then_some(head.len() - rest.len())
 }
 
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {

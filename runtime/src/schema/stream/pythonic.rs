@@ -27,6 +27,10 @@
 //!
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (a strict one-shot parse fails on it too).
+//!
+//! While a call is open its raw text is sent up to its `(` once `NAME(` is written: the call at
+//! the scan's position is the iterator's next match, which starts there whatever follows, so
+//! adapters can send its start (a call that then does not parse fails the strict parse).
 
 use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::{is_space, is_word};
@@ -149,7 +153,16 @@ impl<'p> PythonicScan<'p> {
             None => return self.stop(),
         };
         match call_end(&joined) {
-            Decided::Wait => CallStep::Wait,
+            // The call at `from` is the iterator's next match, so once its `NAME(` is written
+            // that is its name whatever follows (a call that then does not parse fails the
+            // strict parse): its raw text up to the `(` is sent, for its start.
+            Decided::Wait => match call_name(&joined) {
+                Some(Some(len)) => CallStep::Open {
+                    start: self.sent_to,
+                    known: from + map(len),
+                },
+                _ => CallStep::Wait,
+            },
             Decided::Stop => self.stop(),
             Decided::End { end, next } => {
                 let Ok(value) = parse_node(
