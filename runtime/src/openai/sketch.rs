@@ -5,14 +5,20 @@
 //! Three call shapes are read this way, recognised from the schema of the calls' items:
 //!
 //! * **JSON object** (`hermes`, `qwen3`, `smollm3`, `ernie4_5`): the call is
-//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`. The items of a JSON list
+//!   `{"name": "…", "arguments": {…}}`, items with `x-parser: json`; `llama3_json`'s
+//!   `{"name": "…", "parameters": {…}}` too, the key being the one the items read the arguments
+//!   from whatever other arguments key follows it. The name is the call's once its string has
+//!   closed, so the start goes out then; where an empty object under the key gives way to
+//!   another key (Llama 3's `parameters || arguments`), nothing of the arguments goes out until
+//!   a key is written in them. The items of a JSON list
 //!   of calls (`firefunction_v2`, `granite3_3`, `nemotron_nano_v2`), which the stream profile
 //!   sends one region per item, are read the same way, unless the template writes each call's
 //!   id after its arguments (`apriel`, `mistral_nemo`, `mistral_small_3_1`: those calls go out
 //!   whole when their object closes, with the model's id) or substitutions join the list
 //!   (`phi4_mini`).
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
-//!   `gpt_oss`, and `mistral_small`'s separated calls): a header
+//!   `gpt_oss`, `functionary_v3_2`'s `>>>NAME\n{…}`, and `mistral_small`'s separated calls): a
+//!   header
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
 //!   arguments are the JSON object after it, items whose `function` has an `x-regex` (or whose
 //!   `name` and `arguments` each have one: gpt_oss) and whose `arguments` have `x-parser: json`.
@@ -22,6 +28,10 @@
 //!   `arguments` are read by `x-regex-key-value`. The arguments' JSON text is not written by the
 //!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
 //!   each closes, by the schema's own conversion of the parameters so far.
+//!
+//! A pythonic call list's calls (`lfm2`), which the stream profile sends while open up to the
+//! call's `(`, are read for their name only: the start goes out once `NAME(` is written, the
+//! arguments when the call is decided (the shape comes from the profile's `"pythonic": true`).
 //!
 //! Gemma's dialect after a header (`call:NAME{location:<|"|>Paris<|"|>,days:3}`) is read like the
 //! XML parameters: the arguments' compact JSON is built one top-level parameter at a time, as the
@@ -34,7 +44,7 @@
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
 //! when it closes) whenever the text is not in the simple form whose final value it can
 //! predict: a JSON object whose first key is `name` (a string without brackets) and whose second
-//! is `arguments` (an object); a header before the first `{` that the items' schema reads as a
+//! is `arguments` (an object; otherwise only the start goes out early); a header before the first `{` that the items' schema reads as a
 //! call when `{}` follows it (brackets included: Mistral's `f[CALL_ID]a1b2c3d4e[ARGS]`, whose id
 //! becomes the call's); a tag header that the items' schema reads as a call
 //! with no parameters once its open tags are closed, and parameters whose conversion adds one key
@@ -82,6 +92,30 @@ pub(crate) struct CallShape {
     /// Header shape: the arguments are Gemma's dialect, built one parameter at a time
     /// ([`super::dialect`]).
     dialect: bool,
+    /// JSON shape: the key the arguments are written under, and whether an empty object there
+    /// waits for the call to close (see [`JsonArguments`]).
+    json_arguments: JsonArguments,
+}
+
+/// JSON shape: how the items read the arguments of `{"name": …, KEY: {…}}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct JsonArguments {
+    /// `arguments` (Hermes, Qwen, the JSON lists), or `parameters` (Llama 3, whose transform
+    /// reads `parameters || arguments || {}`).
+    key: &'static str,
+    /// Whether an empty object under `key` lets a later key give the arguments (JMESPath's `||`
+    /// takes `{}` for false): the arguments' text then waits for a key inside the object, and
+    /// an empty object waits for the call to close.
+    empty_waits: bool,
+}
+
+impl Default for JsonArguments {
+    fn default() -> Self {
+        JsonArguments {
+            key: "arguments",
+            empty_waits: false,
+        }
+    }
 }
 
 /// The three shapes (see the module documentation).
@@ -90,6 +124,10 @@ enum ShapeKind {
     JsonObject,
     HeaderJson,
     XmlParameters,
+    /// A pythonic call list's calls (`lfm2`), which the stream profile sends from the end of
+    /// the last call (`, `, or the list's opener) to where the call's `(` is: only the name is
+    /// read early.
+    Pythonic,
 }
 
 impl CallShape {
@@ -110,7 +148,9 @@ impl CallShape {
             .property("function")
             .and_then(|f| f.property("arguments"))
             .is_some_and(is_dialect_arguments);
-        let (kind, streams_arguments) = if is_json_object_call(items) {
+        let mut json_arguments = JsonArguments::default();
+        let (kind, streams_arguments) = if let Some(json) = json_object_call(items) {
+            json_arguments = json;
             (ShapeKind::JsonObject, true)
         } else if let Some(streams) = is_header_call(items) {
             (ShapeKind::HeaderJson, streams || dialect)
@@ -152,6 +192,7 @@ impl CallShape {
             parameter_end,
             string_values,
             dialect: dialect && kind == ShapeKind::HeaderJson,
+            json_arguments,
         })
     }
 
@@ -162,6 +203,20 @@ impl CallShape {
     pub(crate) fn of_spec(spec: &crate::Spec) -> Option<Self> {
         let schema = spec.schema()?;
         let calls = spec.stream_profile().and_then(|p| p.tool_calls.as_ref());
+        if let Some(calls) = calls.filter(|c| c.pythonic) {
+            return Some(CallShape {
+                schema: schema.clone(),
+                field: calls.field.clone(),
+                opener_len: 0,
+                separator: None,
+                kind: ShapeKind::Pythonic,
+                streams_arguments: false,
+                parameter_end: String::new(),
+                string_values: None,
+                dialect: false,
+                json_arguments: JsonArguments::default(),
+            });
+        }
         let Some((field, list)) = calls.and_then(|c| Some((&c.field, c.list.as_ref()?))) else {
             return Self::of(schema);
         };
@@ -191,6 +246,7 @@ impl CallShape {
             parameter_end: String::new(),
             string_values: None,
             dialect: false,
+            json_arguments: JsonArguments::default(),
         })
     }
 
@@ -218,19 +274,39 @@ impl CallShape {
     }
 }
 
-/// Items that parse `{"name": N, "arguments": A}` JSON into a call named N with arguments A.
-fn is_json_object_call(items: &Node) -> bool {
+/// Items that parse `{"name": N, KEY: A}` JSON into a call named N with arguments A, whatever
+/// another arguments key after it says (as far as A is not empty): the key, `arguments` if
+/// that is one, else `parameters`.
+fn json_object_call(items: &Node) -> Option<JsonArguments> {
     if items.has_regex() || !matches!(&items.parser, Some(p) if p.kind == ParserKind::Json) {
-        return false;
+        return None;
     }
-    let probe = r#"{"name": "probe_name", "arguments": {"probe": [1]}}"#;
-    let Ok(value) = parse_node(items, Content::borrowed(probe), &mut Walk::strict()) else {
-        return false;
+    // The call the items read from `probe`, as (name, id, arguments); `None` if it is no call.
+    let read = |probe: &str| {
+        let value = parse_node(items, Content::borrowed(probe), &mut Walk::strict()).ok()?;
+        let call = call_parts(&value)?;
+        Some((call.name, call.id, call.arguments))
     };
-    call_parts(&value).is_some_and(|call| {
-        call.name == "probe_name"
-            && call.id.is_none()
-            && py::identical(&call.arguments, &crate::json!({"probe": [1]}))
+    let keys = ["arguments", "parameters"];
+    keys.iter().enumerate().find_map(|(i, &key)| {
+        let other = keys[1 - i];
+        let alone = format!(r#"{{"name": "probe_name", "{key}": {{"probe": [1]}}}}"#);
+        let (name, id, arguments) = read(&alone)?;
+        let reads = name == "probe_name"
+            && id.is_none()
+            && py::identical(&arguments, &crate::json!({"probe": [1]}));
+        // Another arguments key after this one must not take its place (a call that does not
+        // read at all fails, which contradicts nothing).
+        let then = format!(
+            r#"{{"name": "probe_name", "{key}": {{"probe": [1]}}, "{other}": {{"other": [2]}}}}"#
+        );
+        let kept =
+            read(&then).is_none_or(|(_, _, a)| py::identical(&a, &crate::json!({"probe": [1]})));
+        let empty =
+            format!(r#"{{"name": "probe_name", "{key}": {{}}, "{other}": {{"other": [2]}}}}"#);
+        let empty_waits =
+            read(&empty).is_some_and(|(_, _, a)| !py::identical(&a, &crate::json!({})));
+        (reads && kept).then_some(JsonArguments { key, empty_waits })
     })
 }
 
@@ -322,6 +398,9 @@ enum Stage {
     Arguments { start: usize, at: usize },
     /// The arguments ended at `end` (exclusive).
     Done { start: usize, end: usize },
+    /// JSON shape: the name is known, the arguments are not written as the sketch reads them
+    /// (another key next, arguments that are no object): they go out when the call closes.
+    Named,
     /// The call is not in a form the sketch can predict: it is sent when it closes.
     GaveUp,
 }
@@ -397,14 +476,29 @@ impl Sketch {
         }
         if let Stage::Head { at } = self.stage {
             self.stage = match shape.kind {
-                ShapeKind::JsonObject => self.json_head(raw, at),
+                ShapeKind::JsonObject => self.json_head(shape.json_arguments.key, raw, at),
                 ShapeKind::HeaderJson => self.header(shape, raw, at),
                 ShapeKind::XmlParameters => self.tag_head(shape, raw, at),
+                ShapeKind::Pythonic => self.pythonic_head(shape, raw, at),
             };
+        }
+        let named_first = matches!(shape.kind, ShapeKind::JsonObject | ShapeKind::Pythonic);
+        if matches!(self.stage, Stage::Head { .. } | Stage::Named) && named_first {
+            // The name has closed before the arguments (JSON shape), or is all that is read
+            // (pythonic calls): the start goes out.
+            let (name, id) = self.name.as_ref()?;
+            return Some(Known {
+                name,
+                id: id.as_deref(),
+                arguments: "",
+            });
         }
         if !shape.streams_arguments {
             // Only the start goes out early; the arguments when the call closes.
-            if matches!(self.stage, Stage::Head { .. } | Stage::GaveUp) {
+            if matches!(
+                self.stage,
+                Stage::Head { .. } | Stage::GaveUp | Stage::Named
+            ) {
                 return None;
             }
             let (name, id) = self.name.as_ref()?;
@@ -424,13 +518,22 @@ impl Sketch {
         let (start, end) = match self.stage {
             Stage::Arguments { start, at } => (start, at),
             Stage::Done { start, end } => (start, end),
-            Stage::Head { .. } | Stage::GaveUp => return None,
+            Stage::Head { .. } | Stage::GaveUp | Stage::Named => return None,
         };
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
             ShapeKind::XmlParameters => self.xml_arguments(),
             ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
+        };
+        // An empty object may yet give way to another key: nothing of it is known.
+        let empty = |a: &str| {
+            let inside = a.strip_prefix('{').unwrap_or(a);
+            matches!(inside.trim_start_matches([' ', '\t', '\n', '\r']), "" | "}")
+        };
+        let arguments = match shape.kind {
+            ShapeKind::JsonObject if shape.json_arguments.empty_waits && empty(arguments) => "",
+            _ => arguments,
         };
         Some(Known {
             name,
@@ -625,9 +728,9 @@ impl Sketch {
         }
     }
 
-    /// The JSON shape: `{`, `"name"`, `:`, a string, `,`, `"arguments"`, `:`, then the
-    /// arguments' `{`. Anything else gives up.
-    fn json_head(&mut self, raw: &str, at: usize) -> Stage {
+    /// The JSON shape: `{`, `"name"`, `:`, a string, `,`, `"arguments"` (or the shape's other
+    /// key), `:`, then the arguments' `{`. Anything else gives up.
+    fn json_head(&mut self, key: &str, raw: &str, at: usize) -> Stage {
         let bytes = raw.as_bytes();
         let mut i = skip_space(bytes, at);
         let expect = |i: &mut usize, lit: &[u8]| -> Option<bool> {
@@ -668,21 +771,71 @@ impl Sketch {
         if name.contains(['\\', '{', '[', '}', ']']) || name.chars().any(char::is_control) {
             return Stage::GaveUp;
         }
+        // The name is the call's once its string has closed (a second `name` key would change
+        // it: the adapter then fails the stream, see the module documentation).
+        if self.name.is_none() {
+            self.name = Some((name.to_owned(), None));
+        }
         i = skip_space(bytes, i + len + 2);
-        for lit in [&b","[..], b"\"arguments\"", b":"] {
+        let key = format!("\"{key}\"");
+        for lit in [&b","[..], key.as_bytes(), b":"] {
             match expect(&mut i, lit) {
                 Some(true) => {}
                 Some(false) => return Stage::Head { at },
-                None => return Stage::GaveUp,
+                None => return Stage::Named,
             }
         }
         match bytes.get(i) {
             None => Stage::Head { at },
-            Some(b'{') => {
-                self.name = Some((name.to_owned(), None));
-                Stage::Arguments { start: i, at: i }
+            Some(b'{') => Stage::Arguments { start: i, at: i },
+            Some(_) => Stage::Named,
+        }
+    }
+
+    /// A pythonic call's name. The stream sends a call's raw text from the end of the last one,
+    /// so its name follows exactly what the list writes before a call: the opener and `[`
+    /// (the first call), `,` (the next one), or `]`, the closer and the next block's opener and
+    /// `[` (a call of the next block), with white space between. The name then runs to the `(`,
+    /// and the items' schema must read `NAME()` as a call of that name with no arguments.
+    /// Anything else (a final region holding other text) gives up.
+    fn pythonic_head(&mut self, shape: &CallShape, raw: &str, at: usize) -> Stage {
+        const BEFORE: [&str; 6] = [
+            "]",
+            "<|tool_call_end|>",
+            "<|tool_call_start|>",
+            "[",
+            ",",
+            "",
+        ];
+        let Some(paren) = raw.find('(') else {
+            // Give up early on text that cannot lead to a name.
+            return match pythonic_prefix(raw, &BEFORE) {
+                Some(_) => Stage::Head { at },
+                None => Stage::GaveUp,
+            };
+        };
+        let Some(from) = pythonic_prefix(&raw[..paren], &BEFORE) else {
+            return Stage::GaveUp;
+        };
+        let name = &raw[from..paren];
+        let name_char = |c: char| crate::py::unicode::is_word(c) || c == '.' || c == '-';
+        if name.is_empty() || !name.chars().all(name_char) {
+            return Stage::GaveUp;
+        }
+        let Some(items) = shape.items() else {
+            return Stage::GaveUp;
+        };
+        let probe = format!("{name}()");
+        let parsed = parse_node(items, Content::borrowed(&probe), &mut Walk::strict());
+        match parsed.ok().as_ref().and_then(call_parts) {
+            Some(call)
+                if call.name == name
+                    && matches!(&call.arguments, Value::Object(o) if o.is_empty()) =>
+            {
+                self.name = Some((call.name, call.id));
+                Stage::Named
             }
-            Some(_) => Stage::GaveUp,
+            _ => Stage::GaveUp,
         }
     }
 
@@ -746,6 +899,25 @@ fn open_tags(head: &str) -> Vec<&str> {
         }
     }
     open
+}
+
+/// Where the text after `literals` (each optional, in order, white space around them) ends in
+/// `head`; `None` when something else comes first. A literal cut by the end of `head` counts
+/// as written (more text decides).
+fn pythonic_prefix(head: &str, literals: &[&str]) -> Option<usize> {
+    let mut rest = head;
+    for literal in literals {
+        rest = rest.trim_start_matches(crate::py::unicode::is_space);
+        if rest.len() < literal.len() && literal.starts_with(rest) && !rest.is_empty() {
+            return Some(head.len());
+        }
+        rest = rest.strip_prefix(literal).unwrap_or(rest);
+    }
+    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let name_char = |c: char| crate::py::unicode::is_word(c) || c == '.' || c == '-';
+    rest.chars()
+        .all(name_char)
+        .then_some(head.len() - rest.len())
 }
 
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {

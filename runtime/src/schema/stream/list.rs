@@ -28,6 +28,7 @@
 
 use memchr::memmem;
 
+use super::decided::{CallStep, CallsText, DecidedCalls};
 use super::profile::{ListBlocks, ListProfile};
 use crate::schema::interp::{after_regex, Walk};
 use crate::schema::{Items, Node, NodeType, ParserKind};
@@ -54,23 +55,6 @@ enum Stage {
     /// Blocks: after a block's closer, before white space and the next block's opener.
     BetweenBlocks,
     /// Nothing more is read: the final message brings the rest.
-    Done,
-}
-
-/// What the scan found next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ListStep {
-    /// An item closed, `start..end`: its call, as the final message has it.
-    Call {
-        start: usize,
-        end: usize,
-        value: Value,
-    },
-    /// An item is open from `start`; the text up to `known` is its own.
-    Open { start: usize, known: usize },
-    /// No item is open; more text is needed.
-    Wait,
-    /// The scan stopped (see [`Stage::Done`]).
     Done,
 }
 
@@ -188,7 +172,7 @@ impl<'p> ListScan<'p> {
     }
 
     /// Reads `text[..limit]` on from where the last read stopped.
-    pub(crate) fn next(&mut self, text: &str, limit: usize) -> ListStep {
+    fn next_in(&mut self, text: &str, limit: usize) -> CallStep {
         let limit = limit.min(self.cut_limit(text));
         let bytes = text.as_bytes();
         let json_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
@@ -196,7 +180,7 @@ impl<'p> ListScan<'p> {
             let i = self.at;
             let b = bytes[i];
             match self.stage {
-                Stage::Done => return ListStep::Done,
+                Stage::Done => return CallStep::Done,
                 Stage::Opener | Stage::BetweenBlocks => {
                     if self.stage == Stage::BetweenBlocks {
                         let c = text[i..].chars().next().unwrap_or_default();
@@ -283,7 +267,7 @@ impl<'p> ListScan<'p> {
                             Some(false) => {}
                         }
                         if self.stage == Stage::Done {
-                            return ListStep::Done;
+                            return CallStep::Done;
                         }
                     }
                     self.at += 1;
@@ -298,26 +282,26 @@ impl<'p> ListScan<'p> {
                     };
                     let value = parse_items(self.node, &format!("[{}]", &text[start..end]));
                     return match value {
-                        Some(Value::Array(mut items)) if items.len() == 1 => ListStep::Call {
+                        Some(Value::Array(mut items)) if items.len() == 1 => CallStep::Call {
                             start,
                             end,
                             value: items.remove(0),
                         },
                         _ => {
                             self.stage = Stage::Done;
-                            ListStep::Done
+                            CallStep::Done
                         }
                     };
                 }
             }
         }
         match self.stage {
-            Stage::Done => ListStep::Done,
-            Stage::InItem { start, .. } => ListStep::Open {
+            Stage::Done => CallStep::Done,
+            Stage::InItem { start, .. } => CallStep::Open {
                 start,
                 known: self.at.max(start),
             },
-            _ => ListStep::Wait,
+            _ => CallStep::Wait,
         }
     }
 
@@ -358,6 +342,12 @@ impl<'p> ListScan<'p> {
             })
             .unwrap_or(bytes.len());
         partial
+    }
+}
+
+impl DecidedCalls for ListScan<'_> {
+    fn next(&mut self, calls: CallsText<'_>) -> CallStep {
+        self.next_in(calls.text, calls.limit)
     }
 }
 

@@ -47,6 +47,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod decided;
 mod list;
 mod objects;
 mod profile;

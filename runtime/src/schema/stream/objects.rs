@@ -25,15 +25,21 @@
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (the final message, the one-shot parse, says what
 //! becomes of it: a strict parse fails).
+//!
+//! While a call is open its text is sent as it arrives (strict streams: a call that then fails
+//! to parse fails the whole message), up to its last non-space character and before a `}` that
+//! more text may complete into a join: the text up to there is the call's whatever follows (a
+//! tag, a join or an end token can only end it later), so adapters read its name and arguments
+//! before it is decided.
 
 use chatparse_pyre::PyRegex;
 use memchr::memmem;
 
+use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType};
 use crate::support::Content;
-use crate::value::Value;
 
 /// The substitution that joins `;`-separated calls, with `{TAG}` for the escaped opener.
 const JOIN_PATTERN: &str = r#"\}\s*;\s*(\{\s*"(?:name|type)"\s*:)"#;
@@ -53,21 +59,6 @@ enum Stage {
     /// After a tag the model wrote: the next call starts at the next `{`.
     NextBrace { at: usize },
     /// Nothing more is read: the final message brings the rest.
-    Done,
-}
-
-/// What the scan found next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ObjectStep {
-    /// A call, `start..end`, decided: its value as the final message has it.
-    Call {
-        start: usize,
-        end: usize,
-        value: Value,
-    },
-    /// More text is needed.
-    Wait,
-    /// The scan stopped (see [`Stage::Done`]).
     Done,
 }
 
@@ -166,11 +157,11 @@ impl<'p> ObjectScan<'p> {
 
     /// Reads `text[..limit]` on from where the last read stopped; `ended`: the calls' text ends
     /// at `limit` (an end token is there).
-    pub(crate) fn next(&mut self, text: &str, limit: usize, ended: bool) -> ObjectStep {
+    fn next_in(&mut self, text: &str, limit: usize, ended: bool) -> CallStep {
         let bytes = &text.as_bytes()[..limit];
         loop {
             match self.stage {
-                Stage::Done => return ObjectStep::Done,
+                Stage::Done => return CallStep::Done,
                 Stage::FirstBrace { at } => {
                     let rest = text.get(at.min(limit)..limit).unwrap_or_default();
                     match rest.char_indices().find(|&(_, c)| !is_space(c)) {
@@ -179,7 +170,7 @@ impl<'p> ObjectScan<'p> {
                         None if ended => self.stage = Stage::Done,
                         None => {
                             self.stage = Stage::FirstBrace { at: limit.max(at) };
-                            return ObjectStep::Wait;
+                            return CallStep::Wait;
                         }
                     }
                 }
@@ -188,7 +179,7 @@ impl<'p> ObjectScan<'p> {
                     None if ended => self.stage = Stage::Done,
                     None => {
                         self.stage = Stage::NextBrace { at: limit.max(at) };
-                        return ObjectStep::Wait;
+                        return CallStep::Wait;
                     }
                 },
                 Stage::Call { start } => {
@@ -197,7 +188,7 @@ impl<'p> ObjectScan<'p> {
                         Ok(join) => join,
                         Err(()) => {
                             self.stage = Stage::Done;
-                            return ObjectStep::Done;
+                            return CallStep::Done;
                         }
                     };
                     let end = match (tag, join) {
@@ -223,7 +214,12 @@ impl<'p> ObjectScan<'p> {
                             self.stage = Stage::Done;
                             start + text[start..limit].trim_end_matches(is_space).len()
                         }
-                        (None, None) => return ObjectStep::Wait,
+                        (None, None) => {
+                            return CallStep::Open {
+                                start,
+                                known: open_known(text, start, limit),
+                            }
+                        }
                     };
                     let value = parse_node(
                         self.items,
@@ -231,10 +227,10 @@ impl<'p> ObjectScan<'p> {
                         &mut Walk::strict(),
                     );
                     return match value {
-                        Ok(value) => ObjectStep::Call { start, end, value },
+                        Ok(value) => CallStep::Call { start, end, value },
                         Err(_) => {
                             self.stage = Stage::Done;
-                            ObjectStep::Done
+                            CallStep::Done
                         }
                     };
                 }
@@ -282,6 +278,50 @@ impl<'p> ObjectScan<'p> {
             }
             let next = from + m.span(1).map_or(m.end(), |s| s.0);
             return Ok(Some((at, next, end)));
+        }
+    }
+}
+
+impl DecidedCalls for ObjectScan<'_> {
+    fn next(&mut self, calls: CallsText<'_>) -> CallStep {
+        self.next_in(calls.text, calls.limit, calls.ended())
+    }
+}
+
+/// How far the text of the call open at `start` is its own, with `text[..limit]` known and no
+/// tag or join found after it: up to its last non-space character (white space before the
+/// end of the calls' text is not the call's), and before a `}` that more text may complete
+/// into a join (the call then ends after that `}`, and what follows is not its text).
+fn open_known(text: &str, start: usize, limit: usize) -> usize {
+    let end = start + text[start..limit].trim_end_matches(is_space).len();
+    match memchr::memrchr(b'}', &text.as_bytes()[start..end]) {
+        Some(i) if may_join(&text[start + i + 1..limit]) => start + i + 1,
+        _ => end,
+    }
+}
+
+/// Whether `after` (the text after a `}`) may still become the rest of a match of
+/// [`JOIN_PATTERN`]: `\s*;\s*\{\s*"(?:name|type)"\s*:` cut at its end. (A whole match was
+/// searched for already: it is not there.)
+fn may_join(after: &str) -> bool {
+    let mut rest = after;
+    for literal in [";", "{"] {
+        rest = rest.trim_start_matches(is_space);
+        if rest.is_empty() {
+            return true;
+        }
+        let Some(r) = rest.strip_prefix(literal) else {
+            return false;
+        };
+        rest = r;
+    }
+    let rest = rest.trim_start_matches(is_space);
+    let key = rest.split_once(|c: char| c == ':' || is_space(c));
+    match key {
+        // `"name"` or `"type"`, and white space then `:` may follow.
+        None => ["\"name\"", "\"type\""].iter().any(|k| k.starts_with(rest)),
+        Some((key, tail)) => {
+            ["\"name\"", "\"type\""].contains(&key) && tail.trim_start_matches(is_space).is_empty()
         }
     }
 }

@@ -52,11 +52,12 @@ use crate::value::Value;
 
 use memchr::memmem;
 
-use super::list::{ListScan, ListStep};
-use super::objects::{bare_call_at, ObjectScan, ObjectStep};
-use super::profile::{StreamProfile, Untagged};
-use super::pythonic::{PythonicScan, PythonicStep};
-use super::recipients::{RecipientScan, RecipientStep};
+use super::decided::{CallStep, CallsText, DecidedCalls};
+use super::list::ListScan;
+use super::objects::{bare_call_at, ObjectScan};
+use super::profile::{CallsProfile, StreamProfile, Untagged};
+use super::pythonic::PythonicScan;
+use super::recipients::RecipientScan;
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
@@ -112,6 +113,57 @@ enum LeadingVerdict {
     Held,
 }
 
+/// The scan that decides the calls one by one, for the profile's format.
+#[derive(Debug)]
+enum Decided<'p> {
+    List(ListScan<'p>),
+    Objects(ObjectScan<'p>),
+    Pythonic(PythonicScan<'p>),
+    Recipients(RecipientScan<'p>),
+}
+
+impl<'p> Decided<'p> {
+    /// The scan `calls` asks for, if the calls field is written as it reads (checked by each
+    /// scan's `new`).
+    fn new(schema: &'p Schema, calls: &'p CallsProfile) -> Option<Self> {
+        let field = calls.field.as_str();
+        let node = schema.root().property(field)?;
+        if let Some(list) = &calls.list {
+            ListScan::new(field, node, list).ok().map(Decided::List)
+        } else if calls.objects {
+            let tag = calls.open.first()?;
+            let scan = ObjectScan::new(field, schema.root(), node, tag).ok()?;
+            Some(Decided::Objects(scan))
+        } else if calls.pythonic {
+            PythonicScan::new(field, node).ok().map(Decided::Pythonic)
+        } else if calls.recipients {
+            RecipientScan::new(field, schema)
+                .ok()
+                .map(Decided::Recipients)
+        } else {
+            None
+        }
+    }
+
+    fn field(&self) -> &'p str {
+        match self {
+            Decided::List(scan) => scan.field,
+            Decided::Objects(scan) => scan.field,
+            Decided::Pythonic(scan) => scan.field,
+            Decided::Recipients(scan) => scan.field,
+        }
+    }
+
+    fn scan(&mut self) -> &mut dyn DecidedCalls {
+        match self {
+            Decided::List(scan) => scan,
+            Decided::Objects(scan) => scan,
+            Decided::Pythonic(scan) => scan,
+            Decided::Recipients(scan) => scan,
+        }
+    }
+}
+
 /// What has been streamed of one text field: `buffer[start..end]`, contiguous.
 #[derive(Debug, Clone, Copy, Default)]
 struct Streamed {
@@ -139,13 +191,10 @@ pub struct ProfiledStreamParser<'p> {
     /// before `scanned - (longest - 1)` were all seen.
     scanned: usize,
     fields: [Streamed; 2],
-    /// The calls field, when its calls stream one by one: `x-regex-iterator` matches, or the
-    /// items of a JSON list.
+    /// The calls field, when its calls stream one by one: `x-regex-iterator` matches, or calls
+    /// that a scan of the profile's format decides (the items of a JSON list, ...).
     calls: Option<CallScan<'p>>,
-    list: Option<ListScan<'p>>,
-    objects: Option<ObjectScan<'p>>,
-    pythonic: Option<PythonicScan<'p>>,
-    recipients: Option<RecipientScan<'p>>,
+    decided: Option<Decided<'p>>,
     /// The calls streamed so far, and where the last one ended.
     calls_sent: Vec<Value>,
     calls_end: usize,
@@ -197,25 +246,10 @@ impl<'p> ProfiledStreamParser<'p> {
                     _ => None,
                 }
             }),
-            objects: profile.tool_calls.as_ref().and_then(|c| {
-                let node = schema.root().property(&c.field)?;
-                let tag = c.open.first().filter(|_| c.objects)?;
-                ObjectScan::new(&c.field, schema.root(), node, tag).ok()
-            }),
-            pythonic: profile.tool_calls.as_ref().and_then(|c| {
-                let node = schema.root().property(&c.field).filter(|_| c.pythonic)?;
-                PythonicScan::new(&c.field, node).ok()
-            }),
-            recipients: profile
+            decided: profile
                 .tool_calls
                 .as_ref()
-                .filter(|c| c.recipients)
-                .and_then(|c| RecipientScan::new(&c.field, schema).ok()),
-            list: profile.tool_calls.as_ref().and_then(|c| {
-                let node = schema.root().property(&c.field)?;
-                let list = c.list.as_ref()?;
-                ListScan::new(&c.field, node, list).ok()
-            }),
+                .and_then(|c| Decided::new(schema, c)),
             calls_sent: Vec::new(),
             calls_end: 0,
             call_open: None,
@@ -388,14 +422,17 @@ impl<'p> ProfiledStreamParser<'p> {
 
     /// The field whose calls stream one by one.
     fn calls_field(&self) -> Option<&str> {
-        match (&self.calls, &self.list, &self.objects) {
-            (Some(scan), _, _) => Some(scan.field),
-            (None, Some(list), _) => Some(list.field),
-            (None, None, Some(objects)) => Some(objects.field),
-            (None, None, None) => match (&self.pythonic, &self.recipients) {
-                (Some(p), _) => Some(p.field),
-                (None, r) => r.as_ref().map(|r| r.field),
-            },
+        match (&self.calls, &self.decided) {
+            (Some(scan), _) => Some(scan.field),
+            (None, decided) => decided.as_ref().map(Decided::field),
+        }
+    }
+
+    /// The scan of calls to recipients, if the profile's calls are those.
+    fn recipients(&mut self) -> Option<&mut RecipientScan<'p>> {
+        match &mut self.decided {
+            Some(Decided::Recipients(scan)) => Some(scan),
+            _ => None,
         }
     }
 
@@ -602,12 +639,15 @@ impl<'p> ProfiledStreamParser<'p> {
         if let Some((m, marker)) = found {
             if field == REASONING && self.is_reasoning_close(marker) {
                 self.enter(CONTENT, m + marker.len());
-            } else if field == CONTENT && self.recipients.is_some() && self.opens_calls(marker) {
+            } else if field == CONTENT
+                && matches!(self.decided, Some(Decided::Recipients(_)))
+                && self.opens_calls(marker)
+            {
                 // A `>>>` ends the content only where a call's header follows it.
                 match RecipientScan::header_at(&self.buffer[m + marker.len()..]) {
                     Some(Some(_)) => {
                         self.enter_calls(m, marker);
-                        if let Some(recipients) = &mut self.recipients {
+                        if let Some(recipients) = self.recipients() {
                             recipients.start(m, false);
                         }
                     }
@@ -641,14 +681,12 @@ impl<'p> ProfiledStreamParser<'p> {
                 in_block: true,
             });
         }
-        if let Some(list) = &mut self.list {
-            list.start(m, m + marker.len(), marker);
-        }
-        if let Some(objects) = &mut self.objects {
-            objects.start(m + marker.len());
-        }
-        if let Some(pythonic) = &mut self.pythonic {
-            pythonic.start(m);
+        match &mut self.decided {
+            Some(Decided::List(list)) => list.start(m, m + marker.len(), marker),
+            Some(Decided::Objects(objects)) => objects.start(m + marker.len()),
+            Some(Decided::Pythonic(pythonic)) => pythonic.start(m),
+            // Started where their header is read.
+            Some(Decided::Recipients(_)) | None => {}
         }
     }
 
@@ -670,14 +708,8 @@ impl<'p> ProfiledStreamParser<'p> {
     fn calls_step(&mut self, next: usize) {
         if self.leading.is_some() {
             self.leading_calls(next);
-        } else if self.list.is_some() {
-            self.list_calls();
-        } else if self.objects.is_some() {
-            self.object_calls();
-        } else if self.pythonic.is_some() {
-            self.pythonic_calls();
-        } else if self.recipients.is_some() {
-            self.recipient_calls();
+        } else if self.decided.is_some() {
+            self.decided_calls();
         } else {
             self.calls(next);
         }
@@ -895,26 +927,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 // A call that does not parse: the final parse says what becomes of it.
                 break true;
             };
-            let start = match self.call_sent_to.take() {
-                Some(sent) => sent,
-                None => {
-                    self.pending.events.push(RawEvent::Open { field: CALLS });
-                    open.raw
-                }
-            };
-            if raw_end > start {
-                self.pending.events.push(RawEvent::Chunk {
-                    field: CALLS,
-                    start,
-                    end: raw_end,
-                });
-            }
-            self.pending.events.push(RawEvent::Close {
-                field: CALLS,
-                value: value.clone(),
-            });
-            self.calls_sent.push(value);
-            self.calls_end = raw_end;
+            self.send_call(open.raw, raw_end, value);
             self.call_open = None;
             next = end;
         };
@@ -926,119 +939,14 @@ impl<'p> ProfiledStreamParser<'p> {
         };
     }
 
-    /// Streams every item of a JSON list of calls that closes before anything that could end
-    /// the calls' part of the output (see [`ListScan`] for why such an item is final), and the
-    /// raw text of the open item. Only strict streams read the list: a lenient parse salvages
-    /// a list item by item in its own way (a bad item set aside, the ones after it kept), so a
-    /// lenient stream leaves the calls to the final message.
-    fn list_calls(&mut self) {
-        let Some(mut list) = self.list.take().filter(|_| !self.lenient) else {
-            self.phase = Phase::Held;
-            return;
-        };
-        let stop = self.call_stop();
-        let limit =
-            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
-        let mut open = false;
-        let done = loop {
-            match list.next(&self.buffer, limit) {
-                ListStep::Call { start, end, value } => {
-                    let from = match self.call_sent_to.take() {
-                        Some(sent) => sent,
-                        None => {
-                            self.pending.events.push(RawEvent::Open { field: CALLS });
-                            start
-                        }
-                    };
-                    if end > from {
-                        self.pending.events.push(RawEvent::Chunk {
-                            field: CALLS,
-                            start: from,
-                            end,
-                        });
-                    }
-                    self.pending.events.push(RawEvent::Close {
-                        field: CALLS,
-                        value: value.clone(),
-                    });
-                    self.calls_sent.push(value);
-                    self.calls_end = end;
-                }
-                ListStep::Open { start, known } => {
-                    self.send_open_call(start, known);
-                    open = true;
-                    break false;
-                }
-                ListStep::Wait => break false,
-                ListStep::Done => break true,
-            }
-        };
-        self.list = Some(list);
-        if done || (stop.is_some() && !open) {
-            self.phase = Phase::Held;
-        }
-    }
-
-    /// Streams every call of JSON objects one after another that what follows it has decided
-    /// (see [`ObjectScan`] for why such a call is final). Only strict streams read them: the
-    /// lenient parse sets a bad call aside in its own way, so a lenient stream leaves the calls
-    /// to the final message.
-    fn object_calls(&mut self) {
-        let Some(mut objects) = self.objects.take().filter(|_| !self.lenient) else {
-            self.phase = Phase::Held;
-            return;
-        };
-        let (limit, stop, ended) = self.calls_limit();
-        let done = loop {
-            match objects.next(&self.buffer, limit, ended) {
-                ObjectStep::Call { start, end, value } => self.send_call(start, end, value),
-                ObjectStep::Wait => break false,
-                ObjectStep::Done => break true,
-            }
-        };
-        self.objects = Some(objects);
-        if done || stop {
-            self.phase = Phase::Held;
-        }
-    }
-
-    /// Streams every call of a pythonic call list that what follows it has decided (see
-    /// [`PythonicScan`] for why such a call is final); strict streams only, as
-    /// [`Self::object_calls`].
-    fn pythonic_calls(&mut self) {
-        let Some(mut pythonic) = self.pythonic.take().filter(|_| !self.lenient) else {
-            self.phase = Phase::Held;
-            return;
-        };
-        let (limit, stop, ended) = self.calls_limit();
-        let done = loop {
-            match pythonic.next(&self.buffer, limit, ended) {
-                PythonicStep::Call { end, value } => {
-                    // Each call's raw text runs from the end of the last one (the opener).
-                    let start = match self.calls_sent.len() {
-                        0 => match self.phase {
-                            Phase::Calls { next } => next,
-                            _ => self.calls_end,
-                        },
-                        _ => self.calls_end,
-                    };
-                    self.send_call(start, end, value);
-                }
-                PythonicStep::Wait => break false,
-                PythonicStep::Done => break true,
-            }
-        };
-        self.pythonic = Some(pythonic);
-        if done || stop {
-            self.phase = Phase::Held;
-        }
-    }
-
-    /// Streams every call to a recipient that the text after it has decided (see
-    /// [`RecipientScan`] for why such a call is final); strict streams only, as
-    /// [`Self::object_calls`].
-    fn recipient_calls(&mut self) {
-        let Some(mut recipients) = self.recipients.take().filter(|_| !self.lenient) else {
+    /// Streams every call that the profile's scan decides before anything that could end the
+    /// calls' part of the output (each scan's module says why such a call is final: [`ListScan`],
+    /// [`ObjectScan`], [`PythonicScan`], [`RecipientScan`]), and the raw text of the open call
+    /// where the scan knows it. Only strict streams read them: a lenient parse salvages calls in
+    /// its own way (a bad call set aside, the ones after it kept), so a lenient stream leaves the
+    /// calls to the final message.
+    fn decided_calls(&mut self) {
+        let Some(mut decided) = self.decided.take().filter(|_| !self.lenient) else {
             self.phase = Phase::Held;
             return;
         };
@@ -1052,15 +960,26 @@ impl<'p> ProfiledStreamParser<'p> {
                 .max()
                 .unwrap_or(0)
         });
+        let mut open = false;
         let done = loop {
-            match recipients.next(&self.buffer, limit, end_token) {
-                RecipientStep::Call { start, end, value } => self.send_call(start, end, value),
-                RecipientStep::Wait => break false,
-                RecipientStep::Done => break true,
+            let calls = CallsText {
+                text: &self.buffer,
+                limit,
+                end_token,
+            };
+            match decided.scan().next(calls) {
+                CallStep::Call { start, end, value } => self.send_call(start, end, value),
+                CallStep::Open { start, known } => {
+                    self.send_open_call(start, known);
+                    open = true;
+                    break false;
+                }
+                CallStep::Wait => break false,
+                CallStep::Done => break true,
             }
         };
-        self.recipients = Some(recipients);
-        if done || stop {
+        self.decided = Some(decided);
+        if done || (stop && !open) {
             self.phase = Phase::Held;
         }
     }
@@ -1087,9 +1006,16 @@ impl<'p> ProfiledStreamParser<'p> {
         (limit, stop.is_some(), ended)
     }
 
-    /// Sends one whole call, its raw text `start..end`, as one region.
+    /// Sends a decided call, its raw text `start..end`: the rest of its region if its open
+    /// text was sent (see [`Self::send_open_call`]), else one whole region.
     fn send_call(&mut self, start: usize, end: usize, value: Value) {
-        self.pending.events.push(RawEvent::Open { field: CALLS });
+        let start = match self.call_sent_to.take() {
+            Some(sent) => sent,
+            None => {
+                self.pending.events.push(RawEvent::Open { field: CALLS });
+                start
+            }
+        };
         if end > start {
             self.pending.events.push(RawEvent::Chunk {
                 field: CALLS,
@@ -1157,7 +1083,7 @@ impl<'p> ProfiledStreamParser<'p> {
             }
         }
         if content.open_required && !opened {
-            if self.recipients.is_some() && !self.lenient {
+            if matches!(self.decided, Some(Decided::Recipients(_))) && !self.lenient {
                 // Calls from the start of the output: the root substitution gives them `>>>`.
                 let marked = rest.starts_with(b">>>");
                 if !marked && b">>>".starts_with(rest) {
@@ -1167,7 +1093,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 match RecipientScan::header_at(&self.buffer[at..]) {
                     None => return,
                     Some(Some(name)) if name != "all" => {
-                        if let Some(recipients) = &mut self.recipients {
+                        if let Some(recipients) = self.recipients() {
                             recipients.start(if marked { t } else { at }, !marked);
                         }
                         self.scanned = t;
@@ -1181,7 +1107,12 @@ impl<'p> ProfiledStreamParser<'p> {
             return;
         }
         if !opened {
-            if let Some(objects) = self.objects.as_mut().filter(|o| o.bare && !self.lenient) {
+            let lenient = self.lenient;
+            let objects = match &mut self.decided {
+                Some(Decided::Objects(objects)) => Some(objects).filter(|o| o.bare && !lenient),
+                _ => None,
+            };
+            if let Some(objects) = objects {
                 // A bare call at the start: the root substitution gives it the opener.
                 match bare_call_at(&self.buffer[t..]) {
                     Some(true) => {

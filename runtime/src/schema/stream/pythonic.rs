@@ -27,7 +27,12 @@
 //!
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (a strict one-shot parse fails on it too).
+//!
+//! While a call is open its raw text is sent up to its `(` once `NAME(` is written: the call at
+//! the scan's position is the iterator's next match, which starts there whatever follows, so
+//! adapters can send its start (a call that then does not parse fails the strict parse).
 
+use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::{is_space, is_word};
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Substitution};
@@ -45,18 +50,6 @@ const CALL_PATTERN: &str =
 const OPEN: &str = "<|tool_call_start|>";
 const CLOSE: &str = "<|tool_call_end|>";
 
-/// What the scan found next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum PythonicStep {
-    /// A call, decided: where its raw text ends in the output, and its value as the final
-    /// message has it.
-    Call { end: usize, value: Value },
-    /// More text is needed.
-    Wait,
-    /// The scan stopped: the final message brings the rest.
-    Done,
-}
-
 /// The incremental scan of a pythonic call list (see the module documentation).
 #[derive(Debug)]
 pub(crate) struct PythonicScan<'p> {
@@ -70,6 +63,9 @@ pub(crate) struct PythonicScan<'p> {
     /// Where the next call's raw text starts, once the list's start is known; calls sent.
     next: Option<usize>,
     sent: usize,
+    /// Where the last call sent ended (the opener before the first): each call's raw text runs
+    /// from there.
+    sent_to: usize,
     done: bool,
 }
 
@@ -88,6 +84,7 @@ impl<'p> PythonicScan<'p> {
             open_at: 0,
             next: None,
             sent: 0,
+            sent_to: 0,
             done: true,
         })
     }
@@ -125,13 +122,14 @@ impl<'p> PythonicScan<'p> {
         self.open_at = opener_at;
         self.next = None;
         self.sent = 0;
+        self.sent_to = opener_at;
         self.done = false;
     }
 
     /// Reads `text[..limit]`; `ended`: the calls' text ends at `limit` (an end token is there).
-    pub(crate) fn next(&mut self, text: &str, limit: usize, ended: bool) -> PythonicStep {
+    fn next_in(&mut self, text: &str, limit: usize, ended: bool) -> CallStep {
         if self.done {
-            return PythonicStep::Done;
+            return CallStep::Done;
         }
         if ended {
             return self.whole(text, limit);
@@ -144,18 +142,27 @@ impl<'p> PythonicScan<'p> {
                     at
                 }
                 Some(None) => return self.stop(),
-                None => return PythonicStep::Wait,
+                None => return CallStep::Wait,
             },
         };
         let Some(raw) = text.get(from..limit) else {
-            return PythonicStep::Wait;
+            return CallStep::Wait;
         };
         let (joined, map) = match self.joined(raw) {
             Some(j) => j,
             None => return self.stop(),
         };
         match call_end(&joined) {
-            Decided::Wait => PythonicStep::Wait,
+            // The call at `from` is the iterator's next match, so once its `NAME(` is written
+            // that is its name whatever follows (a call that then does not parse fails the
+            // strict parse): its raw text up to the `(` is sent, for its start.
+            Decided::Wait => match call_name(&joined) {
+                Some(Some(len)) => CallStep::Open {
+                    start: self.sent_to,
+                    known: from + map(len),
+                },
+                _ => CallStep::Wait,
+            },
             Decided::Stop => self.stop(),
             Decided::End { end, next } => {
                 let Ok(value) = parse_node(
@@ -170,22 +177,25 @@ impl<'p> PythonicScan<'p> {
                     Some(next) => self.next = Some(from + map(next)),
                     None => self.done = true,
                 }
-                PythonicStep::Call {
-                    end: from + map(end),
-                    value,
-                }
+                self.call(from + map(end), value)
             }
         }
     }
 
-    fn stop(&mut self) -> PythonicStep {
+    /// A call whose raw text ends at `end` (it starts where the last one ended).
+    fn call(&mut self, end: usize, value: Value) -> CallStep {
+        let start = std::mem::replace(&mut self.sent_to, end);
+        CallStep::Call { start, end, value }
+    }
+
+    fn stop(&mut self) -> CallStep {
         self.done = true;
-        PythonicStep::Done
+        CallStep::Done
     }
 
     /// The calls' text is whole (`text[open_at..limit]`, less trailing white space): the field's
     /// own schema reads it, and the next call not sent yet is sent.
-    fn whole(&mut self, text: &str, limit: usize) -> PythonicStep {
+    fn whole(&mut self, text: &str, limit: usize) -> CallStep {
         let calls_text = text[self.open_at..limit].trim_end_matches(is_space);
         let parsed = parse_node(
             self.node,
@@ -198,10 +208,7 @@ impl<'p> PythonicScan<'p> {
         match calls.into_iter().nth(self.sent) {
             Some(value) => {
                 self.sent += 1;
-                PythonicStep::Call {
-                    end: self.open_at + calls_text.len(),
-                    value,
-                }
+                self.call(self.open_at + calls_text.len(), value)
             }
             None => self.stop(),
         }
@@ -273,6 +280,12 @@ fn list_start(text: &str, open_at: usize) -> Option<Option<usize>> {
         // `]` or `<`: the list may end here (an empty list, or a closer).
         Some(']' | '<') => Some(None),
         Some(_) => Some(Some(at)),
+    }
+}
+
+impl DecidedCalls for PythonicScan<'_> {
+    fn next(&mut self, calls: CallsText<'_>) -> CallStep {
+        self.next_in(calls.text, calls.limit, calls.ended())
     }
 }
 

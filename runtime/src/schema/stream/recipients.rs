@@ -24,7 +24,12 @@
 //!
 //! Each call's text is read by the field's own `items` schema, as the one-shot parse reads it;
 //! a call that does not parse stops the scan (a strict one-shot parse fails on it too).
+//!
+//! While a call is open its text is sent as it arrives (strict streams), up to its last
+//! non-space character before the next `>>>`: whether that `>>>` turns out to be a separator or
+//! a terminator, the call's text ends there (less trailing white space before `>>>all\n`).
 
+use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Schema};
@@ -35,21 +40,6 @@ const ROOT_SUBSTITUTION: &str = r"^\s*(?:>>>)?";
 const ROOT_PATTERN: &str = r"^(?:(?:>>>all[ \t]*\r?\n\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??)?(?:(?P<tool_calls>>>>[^\s>]+[ \t]*\r?\n(?:.*?\S)??)\s*)?(?:>>>all[ \t]*\r?\n.*|>>>[^\s>]*$|<\|eot_id\|>|$))?";
 const ITERATOR: &str = r"(.+?)(?:>>>|$)";
 const MARK: &str = ">>>";
-
-/// What the scan found next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RecipientStep {
-    /// A call, decided: its raw text `start..end`, and its value as the final message has it.
-    Call {
-        start: usize,
-        end: usize,
-        value: Value,
-    },
-    /// More text is needed.
-    Wait,
-    /// The scan stopped: the final message brings the rest.
-    Done,
-}
 
 /// Whether text decides something yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,14 +136,9 @@ impl<'p> RecipientScan<'p> {
 
     /// Reads `text[..limit]`; `stop`: where `<|eot_id|>` (of `eot_len` bytes) is, when it has
     /// arrived at `limit`.
-    pub(crate) fn next(
-        &mut self,
-        text: &str,
-        limit: usize,
-        eot_len: Option<usize>,
-    ) -> RecipientStep {
+    fn next_in(&mut self, text: &str, limit: usize, eot_len: Option<usize>) -> CallStep {
         if self.done {
-            return RecipientStep::Done;
+            return CallStep::Done;
         }
         let Some((start, bare)) = self.call else {
             return self.stop();
@@ -165,7 +150,7 @@ impl<'p> RecipientScan<'p> {
         let hay = bytes.get(self.search_from..limit).unwrap_or_default();
         let Some(found) = memchr::memmem::find(hay, MARK.as_bytes()) else {
             self.search_from = limit.saturating_sub(MARK.len() - 1).max(self.search_from);
-            return RecipientStep::Wait;
+            return self.open(text, start, limit);
         };
         let y = self.search_from + found;
         let after = &text[y + MARK.len()..limit];
@@ -177,7 +162,7 @@ impl<'p> RecipientScan<'p> {
             }
             (Known::Wait, _) | (_, Known::Wait) => {
                 self.search_from = y;
-                return RecipientStep::Wait;
+                return self.open(text, start, y);
             }
             (Known::No, Known::Yes) => return self.stop(),
             (Known::No, Known::No) => {
@@ -196,14 +181,10 @@ impl<'p> RecipientScan<'p> {
             &mut Walk::strict(),
         ) {
             Ok(value) => {
-                self.sent += 1;
                 // The raw text of a call after the first starts at its `>>>`.
-                let raw_start = if self.sent == 1 {
-                    start
-                } else {
-                    start - MARK.len()
-                };
-                RecipientStep::Call {
+                let raw_start = self.raw_start(start);
+                self.sent += 1;
+                CallStep::Call {
                     start: raw_start,
                     end,
                     value,
@@ -213,14 +194,36 @@ impl<'p> RecipientScan<'p> {
         }
     }
 
-    fn stop(&mut self) -> RecipientStep {
+    /// The call open at `start` (its text runs at least to `end`, where the next `>>>` may be):
+    /// known up to its last non-space character before `end` (white space before a `>>>all\n`
+    /// is not the call's).
+    fn open(&self, text: &str, start: usize, end: usize) -> CallStep {
+        let raw_start = self.raw_start(start);
+        let end = end.max(start);
+        CallStep::Open {
+            start: raw_start,
+            known: start + text[start..end].trim_end_matches(is_space).len(),
+        }
+    }
+
+    /// Where the raw text of the call whose text starts at `start` begins: a call after the
+    /// first at its `>>>`.
+    fn raw_start(&self, start: usize) -> usize {
+        if self.sent == 0 {
+            start
+        } else {
+            start - MARK.len()
+        }
+    }
+
+    fn stop(&mut self) -> CallStep {
         self.done = true;
-        RecipientStep::Done
+        CallStep::Done
     }
 
     /// `<|eot_id|>` has arrived, ending at `end`: the one-shot parse of the output up to it
     /// decides the calls not sent yet.
-    fn ended(&mut self, text: &str, end: usize) -> RecipientStep {
+    fn ended(&mut self, text: &str, end: usize) -> CallStep {
         let Ok(message) = self.schema.parse(&text[..end]) else {
             return self.stop();
         };
@@ -243,11 +246,17 @@ impl<'p> RecipientScan<'p> {
             .map_or(rest_end, |i| from + i);
         self.sent += 1;
         self.call = Some((next + MARK.len(), false));
-        RecipientStep::Call {
+        CallStep::Call {
             start,
             end: next.max(start),
             value,
         }
+    }
+}
+
+impl DecidedCalls for RecipientScan<'_> {
+    fn next(&mut self, calls: CallsText<'_>) -> CallStep {
+        self.next_in(calls.text, calls.limit, calls.end_token)
     }
 }
 
