@@ -20,40 +20,9 @@ use chatparse::runtime::stream::{Event, ResponseTemplate};
 use chatparse::Value;
 use std::hint::black_box;
 
-/// ASCII filler of `len` bytes (whole sentences, then spaces), as `benches/stream.rs` pads.
-fn filler(len: usize) -> String {
-    let mut s = String::with_capacity(len);
-    let mut i = 0;
-    loop {
-        let sentence = format!("Step {i}: consider the weather in city number {i}. ");
-        if s.len() + sentence.len() > len {
-            break;
-        }
-        s.push_str(&sentence);
-        i += 1;
-    }
-    while s.len() < len {
-        s.push(' ');
-    }
-    s
-}
-/// `text` in pieces of at most `size` bytes.
-fn chunks(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end == at {
-            end = at + text[at..].chars().next().map_or(1, char::len_utf8);
-        }
-        out.push(&text[at..end]);
-        at = end;
-    }
-    out
-}
+#[path = "../benches/support/mod.rs"]
+mod support;
+
 /// The feeding of plain streaming (callgrind counts this).
 #[inline(never)]
 fn feed_plain(
@@ -96,7 +65,7 @@ fn main() {
     let input = case["input"].as_str().unwrap();
     let prefix = case["prefix"].as_str().unwrap().to_owned();
     let tools = case["tools"].as_array().cloned().unwrap_or_default();
-    let pad = filler(64 * 1024 - input.len());
+    let pad = support::sentences(64 * 1024 - input.len());
     let close = if name == "gemma4" {
         "<channel|>"
     } else {
@@ -116,7 +85,7 @@ fn main() {
     };
     let template = ResponseTemplate::from_json_str(&text).unwrap();
     let spec = chatparse::runtime::Spec::from(template);
-    let pieces = chunks(&full, 4);
+    let pieces = support::chunks(&full, 4);
     let mut n = 0usize;
     if mode == "plain" {
         let mut stream = spec.stream(Some(&prefix), Some(&tools)).unwrap();

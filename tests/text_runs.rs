@@ -6,7 +6,10 @@
 //! `feed_with` is the reference here: its events are checked against transformers' in
 //! tests/streaming.rs.
 
-use std::path::{Path, PathBuf};
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::path::PathBuf;
 
 use chatparse::runtime::stream::ResponseTemplate;
 use chatparse::runtime::Spec;
@@ -14,21 +17,6 @@ use chatparse::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `text` cut into pieces of `size` bytes (widened to character boundaries).
-fn pieces(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[at..end]);
-        at = end;
-    }
-    out
 }
 
 /// Streams `text` both ways at several chunkings; returns how many runs `feed_text_with` gave.
@@ -48,7 +36,7 @@ fn compare(
             return runs;
         };
         let mut fed = String::new();
-        for (i, piece) in pieces(text, size).into_iter().enumerate() {
+        for (i, piece) in support::chunks(text, size).into_iter().enumerate() {
             fed.push_str(piece);
             let mut expected = Vec::new();
             let plain_result = plain.feed_with(piece, &mut |e| expected.push(e.to_json()));
@@ -88,24 +76,6 @@ fn compare(
     runs
 }
 
-fn texts(dir: &Path) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                .map(|p| {
-                    let text = std::fs::read_to_string(&p).expect("reads");
-                    (p.display().to_string(), text)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
 #[test]
 fn every_shipped_name_hands_out_the_events_of_feed_with() {
     let mut runs = 0;
@@ -113,10 +83,10 @@ fn every_shipped_name_hands_out_the_events_of_feed_with() {
         let spec = chatparse::shipped::spec(name)
             .expect("shipped")
             .expect("loads");
-        let inputs = texts(&root().join("examples").join(name));
+        let inputs = support::examples(name);
         assert!(!inputs.is_empty(), "{name}: no examples");
-        for (path, text) in inputs {
-            runs += compare(&spec, None, None, &text, &path);
+        for (stem, text) in inputs {
+            runs += compare(&spec, None, None, &text, &format!("{name}/{stem}"));
         }
     }
     // Without runs the fast path would be untested.
