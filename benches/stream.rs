@@ -66,24 +66,6 @@ fn read_json(path: PathBuf) -> Value {
     chatparse::value::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// ASCII filler of `len` bytes (whole sentences, then spaces).
-fn filler(len: usize) -> String {
-    let mut s = String::with_capacity(len);
-    let mut i = 0;
-    loop {
-        let sentence = format!("Step {i}: consider the weather in city number {i}. ");
-        if s.len() + sentence.len() > len {
-            break;
-        }
-        s.push_str(&sentence);
-        i += 1;
-    }
-    while s.len() < len {
-        s.push(' ');
-    }
-    s
-}
-
 fn inputs() -> Vec<Input> {
     let mut out = Vec::new();
     for name in TEMPLATES {
@@ -104,7 +86,7 @@ fn inputs() -> Vec<Input> {
             "</think>"
         };
         let at = input.find(close).expect("reasoning close");
-        let pad = filler(TARGET - input.len());
+        let pad = support::sentences(TARGET - input.len());
         let reasoning = format!("{}{pad}{}", &input[..at], &input[at..]);
         // Content: an answer of the same size before the first tool call.
         let call = if *name == "gemma4" {
@@ -123,24 +105,6 @@ fn inputs() -> Vec<Input> {
                 text: text_in,
             });
         }
-    }
-    out
-}
-
-/// Splits at most `size` bytes at a time, at char boundaries.
-fn chunks(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        if end == at {
-            end = at + text[at..].chars().next().map_or(1, char::len_utf8);
-        }
-        out.push(&text[at..end]);
-        at = end;
     }
     out
 }
@@ -194,7 +158,7 @@ fn bench(c: &mut Criterion) {
             .expect("parses");
         let mut parser =
             StreamParser::with_tools(&input.template, &input.prefix, &input.tools).unwrap();
-        for piece in chunks(&input.text, 4) {
+        for piece in support::chunks(&input.text, 4) {
             parser.feed(piece).unwrap();
         }
         assert_eq!(parser.finish().unwrap().0, one_shot, "{}", input.name);
@@ -210,12 +174,12 @@ fn bench(c: &mut Criterion) {
             })
         });
         for size in [4, 64] {
-            let pieces = chunks(&input.text, size);
+            let pieces = support::chunks(&input.text, size);
             group.bench_function(format!("chunks_{size}"), |b| {
                 b.iter(|| stream(&input, black_box(&pieces)))
             });
         }
-        let pieces = chunks(&input.text, 4);
+        let pieces = support::chunks(&input.text, 4);
         group.bench_function("floor_4", |b| b.iter(|| feed_floor(black_box(&pieces))));
         group.finish();
     }
@@ -231,7 +195,10 @@ fn bench_xregex(c: &mut Criterion) {
     let tail = "<|end|><|start|>assistant<|channel|>final<|message|>Checking the weather.<|end|>\
                 <|start|>assistant<|channel|>commentary to=functions.get_weather \
                 <|constrain|>json<|message|>{\"city\": \"Oslo\", \"days\": 2}<|call|>";
-    let text = format!("{head}{}{tail}", filler(TARGET - head.len() - tail.len()));
+    let text = format!(
+        "{head}{}{tail}",
+        support::sentences(TARGET - head.len() - tail.len())
+    );
     let one_shot = schema.parse(&text).expect("parses");
     let run = |pieces: &[&str]| {
         let mut parser = XRegexStreamParser::new(&plan);
@@ -248,7 +215,11 @@ fn bench_xregex(c: &mut Criterion) {
         (message, n + events.len())
     };
     for size in [4, 64, TARGET] {
-        assert_eq!(run(&chunks(&text, size)).0, one_shot, "chunks of {size}");
+        assert_eq!(
+            run(&support::chunks(&text, size)).0,
+            one_shot,
+            "chunks of {size}"
+        );
     }
     let mut group = c.benchmark_group("stream/xregex/gpt_oss");
     group.throughput(Throughput::Bytes(text.len() as u64));
@@ -256,10 +227,10 @@ fn bench_xregex(c: &mut Criterion) {
         b.iter(|| schema.parse(black_box(&text)).expect("parses"))
     });
     for (name, size) in [("one_feed", text.len()), ("chunks_64", 64), ("chunks_4", 4)] {
-        let pieces = chunks(&text, size);
+        let pieces = support::chunks(&text, size);
         group.bench_function(name, |b| b.iter(|| run(black_box(&pieces))));
     }
-    let pieces = chunks(&text, 4);
+    let pieces = support::chunks(&text, 4);
     group.bench_function("floor_4", |b| b.iter(|| feed_floor(black_box(&pieces))));
     group.finish();
 }
@@ -333,7 +304,7 @@ fn bench_openai(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("openai/{}", input.name));
         group.throughput(Throughput::Bytes(input.text.len() as u64));
         for size in [4, 64] {
-            let pieces = chunks(&input.text, size);
+            let pieces = support::chunks(&input.text, size);
             group.bench_function(format!("plain_{size}"), |b| {
                 b.iter(|| plain_stream(&spec, &input, black_box(&pieces)))
             });
@@ -397,7 +368,7 @@ fn bench_shipped(c: &mut Criterion) {
             ("64KB", support::grow(&base, SHIPPED_LONG)),
         ] {
             let one_shot = spec.parse(&text).expect("the example parses");
-            let four = chunks(&text, 4);
+            let four = support::chunks(&text, 4);
             let (cuts, _) = tokens::token_cuts(&text, &literals);
             let token_pieces = pieces_at(&text, &cuts);
             inputs.push(chatparse::json!({

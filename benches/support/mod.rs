@@ -119,6 +119,43 @@ fn example_files(name: &str) -> Vec<PathBuf> {
     files
 }
 
+/// ASCII filler of `len` bytes (whole sentences, then spaces): the padding of the streamed
+/// response-template inputs (`benches/stream.rs`, `examples/openai_cost.rs`).
+pub fn sentences(len: usize) -> String {
+    let mut s = String::with_capacity(len);
+    let mut i = 0;
+    loop {
+        let sentence = format!("Step {i}: consider the weather in city number {i}. ");
+        if s.len() + sentence.len() > len {
+            break;
+        }
+        s.push_str(&sentence);
+        i += 1;
+    }
+    while s.len() < len {
+        s.push(' ');
+    }
+    s
+}
+
+/// Splits at most `size` bytes at a time, at char boundaries.
+pub fn chunks(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end == at {
+            end = at + text[at..].chars().next().map_or(1, char::len_utf8);
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
 /// Every example of `schema` as `(file stem, text)`, in file-name order.
 pub fn examples(name: &str) -> Vec<(String, String)> {
     example_files(name)

@@ -1,7 +1,5 @@
 //! OpenAI streaming deltas over any [`MessageStream`].
 
-use std::borrow::Cow;
-
 use crate::json;
 use crate::value::{Map, Value};
 
@@ -13,7 +11,7 @@ use super::{
 use crate::error::{ParseError, ParseErrorKind};
 use crate::py::unicode::is_space;
 use crate::spec::Spec;
-use crate::stream::{Event, MessageStream};
+use crate::stream::{Event, MessageStream, TextRun};
 use crate::template::ContentParser;
 
 /// How a text field's region chunks relate to its value.
@@ -118,6 +116,25 @@ impl Region {
     }
 }
 
+/// The last region opened, while it is fed as [`TextRun`]s (the fast path): what it sent and
+/// holds are ranges of the stream's output, not copies. The region sent `output[from..sent_to]`
+/// that is not yet in the message's text of its field (`State::content` or `State::reasoning`),
+/// and holds `output[sent_to..end]`, its trailing whitespace (`Stripped`): the region's text is
+/// one range of the output, so a run only moves `sent_to` and `end`. [`State::settle`] copies
+/// both where the general path reads them (the field's text, the region's `pending_ws`) before
+/// any event is handled, and ends the fast path.
+#[derive(Debug, Clone, Copy)]
+struct RunText {
+    /// The stream's index of the region's field ([`TextRun::index`]).
+    index: usize,
+    content: bool,
+    /// `Stripped` (else `Kept`).
+    stripped: bool,
+    from: usize,
+    sent_to: usize,
+    end: usize,
+}
+
 /// A call that was sent.
 #[derive(Debug)]
 struct SentCall {
@@ -188,8 +205,11 @@ struct State {
     joins: Vec<(String, String, bool)>,
     /// The open regions (an x-regex stream may close them out of order, at the end).
     regions: Vec<Region>,
+    /// The text sent of each field (but for what `run` has not copied yet).
     content: String,
     reasoning: String,
+    /// The region fed as [`TextRun`]s, if the last feeds were.
+    run: Option<RunText>,
     calls: Vec<SentCall>,
     /// Everything fed, for calls that only appear in the final message.
     fed: String,
@@ -282,6 +302,7 @@ impl<'s> DeltaStream<'s> {
                 regions: Vec::new(),
                 content: String::new(),
                 reasoning: String::new(),
+                run: None,
                 calls: Vec::new(),
                 fed: String::new(),
                 in_prompt: false,
@@ -406,14 +427,26 @@ impl<'s> DeltaStream<'s> {
     /// assert_eq!(message["content"], "Hello!");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn feed_with(
         &mut self,
         chunk: &str,
         sink: &mut dyn FnMut(Delta<'_>),
     ) -> Result<(), ParseError> {
-        if let Some(refused) = &self.state.refused {
-            return Err(refused.clone());
+        // Inlined into the caller's loop: most feeds are a chunk of the text region just written
+        // to, sent by `text_run` without a call of its own (issue 16: the adapter's cost per
+        // chunk is what it adds to the stream's).
+        if self.state.refused.is_some() || !self.started || !self.output_kept {
+            return self.feed_general(chunk, sink);
         }
+        self.feed_stream(chunk, sink)
+    }
+
+    /// [`DeltaStream::feed_with`] in full: the first feed, a refused stream, a stream that does
+    /// not keep its output.
+    #[inline(never)]
+    fn feed_general(&mut self, chunk: &str, sink: &mut Sink<'_>) -> Result<(), ParseError> {
+        self.state.refused()?;
         if !self.started {
             self.start(sink);
         }
@@ -421,32 +454,21 @@ impl<'s> DeltaStream<'s> {
             // A stream that does not keep its output: the adapter keeps a copy.
             self.state.fed.push_str(chunk);
         }
+        self.feed_stream(chunk, sink)
+    }
+
+    /// Feeds the stream: a run of text goes to the fast path ([`State::text_run`]), events to
+    /// the general one.
+    #[inline(always)]
+    fn feed_stream(&mut self, chunk: &str, sink: &mut Sink<'_>) -> Result<(), ParseError> {
         let state = &mut self.state;
-        self.inner.feed_with(chunk, &mut |e| match e {
-            // Most events are a chunk of the text region just written to: sent here, without
-            // the general event handling.
-            Event::RegionChunk {
-                field,
-                text: Cow::Borrowed(text),
-                dirty: false,
-            } => {
-                if !state.text_fast(field, text, sink) {
-                    let text = Cow::Borrowed(text);
-                    state.on_event(
-                        Event::RegionChunk {
-                            field,
-                            text,
-                            dirty: false,
-                        },
-                        sink,
-                    );
-                }
-            }
-            e => state.on_event(e, sink),
+        let run = self.inner.feed_text_with(chunk, &mut |e, output| {
+            state.on_output_event(e, output, sink)
         })?;
-        match &self.state.refused {
-            Some(refused) => Err(refused.clone()),
-            None => Ok(()),
+        match run {
+            Some(run) if state.text_run(run, sink) => Ok(()),
+            Some(run) => state.on_run(run, sink),
+            None => state.refused(),
         }
     }
 
@@ -482,6 +504,9 @@ impl<'s> DeltaStream<'s> {
         if self.output_kept {
             state.fed = self.inner.output().unwrap_or("").to_owned();
         }
+        let fed = std::mem::take(&mut state.fed);
+        state.settle(&fed);
+        state.fed = fed;
         let message = self.inner.finish_with(&mut |e| state.on_event(e, sink))?;
         let message = state.reconcile(&message, sink);
         if let Some(refused) = state.refused {
@@ -497,6 +522,40 @@ impl<'s> DeltaStream<'s> {
     pub fn chunk(&self, delta: Delta<'_>) -> Value {
         chunk_json(delta, &self.state.options)
     }
+}
+
+/// `output[start..end]` without its trailing whitespace, as a length. Trailing ASCII whitespace
+/// is found on bytes; `None` when what is left ends with a multi-byte character that might be a
+/// space, or the range is not the output's (the caller takes the general path).
+#[inline(always)]
+fn trimmed_len(output: &str, start: usize, end: usize) -> Option<usize> {
+    let bytes = output.as_bytes().get(start..end)?;
+    let mut keep = bytes.len();
+    while keep > 0 && bytes[keep - 1].is_ascii() && is_space(bytes[keep - 1] as char) {
+        keep -= 1;
+    }
+    if keep > 0 && !bytes[keep - 1].is_ascii() && ends_in_space(output.get(start..start + keep)?) {
+        return None;
+    }
+    Some(keep)
+}
+
+/// Whether `text` ends with a (multi-byte) space character.
+#[cold]
+fn ends_in_space(text: &str) -> bool {
+    text.chars().next_back().is_some_and(is_space)
+}
+
+/// `output[from..to]`, a range the adapter recorded from a [`TextRun`] of the same stream, whose
+/// output only grows: always in bounds (debug builds check it).
+#[inline(always)]
+fn output_range(output: &str, from: usize, to: usize) -> &str {
+    debug_assert!(
+        output.get(from..to).is_some(),
+        "a recorded range {from}..{to} is not a slice of the {}-byte output",
+        output.len()
+    );
+    output.get(from..to).unwrap_or("")
 }
 
 /// `{"index": 0, "delta": {…}, "finish_reason": …}` for one delta.
@@ -528,75 +587,129 @@ fn chunk_json(delta: Delta<'_>, options: &Options) -> Value {
 }
 
 impl State {
-    /// A chunk of text for the last region opened, when nothing about it needs the general
-    /// path: a region of the output (not the prompt's) whose text is kept as written, or stripped
-    /// with its start already sent and a chunk whose trailing whitespace is ASCII (so it is found
-    /// without decoding). Returns whether the chunk was sent; the result is the general path's.
-    #[inline]
-    fn text_fast(&mut self, field: &str, text: &str, sink: &mut Sink<'_>) -> bool {
+    /// A run of text for the last region opened, when nothing about it needs the general path:
+    /// a region of the output (not the prompt's) whose text is kept as written, or stripped with
+    /// its start already sent, and a run whose trailing whitespace is ASCII (so it is found without
+    /// decoding). Nothing is copied: the delta is a slice of the output (the held whitespace, then
+    /// the run's text up to its own trailing whitespace), and the region's state is [`RunText`]'s
+    /// ranges. Returns whether the run was sent; the result is the general path's.
+    #[inline(always)]
+    fn text_run(&mut self, run: TextRun<'_>, sink: &mut Sink<'_>) -> bool {
+        let text = match &mut self.run {
+            Some(fast) if fast.index == run.index && fast.end == run.start => fast,
+            _ => match self.start_run(&run) {
+                Some(fast) => fast,
+                None => return false,
+            },
+        };
+        let from = text.sent_to;
+        let cut = if text.stripped {
+            match trimmed_len(run.output, run.start, run.end) {
+                Some(0) => {
+                    text.end = run.end;
+                    return true;
+                }
+                Some(keep) => run.start + keep,
+                None => return false,
+            }
+        } else {
+            run.end
+        };
+        text.sent_to = cut;
+        text.end = run.end;
+        let delta = output_range(run.output, from, cut);
+        sink(if text.content {
+            Delta::Content(delta)
+        } else {
+            Delta::Reasoning(delta)
+        });
+        true
+    }
+
+    /// An event of the stream, with its output so far: the general path.
+    fn on_output_event(&mut self, event: Event<'_>, output: &str, sink: &mut Sink<'_>) {
+        self.settle(output);
+        self.on_event(event, sink);
+    }
+
+    /// A run the fast path does not take: the general path, then whether the stream is refused.
+    #[inline(never)]
+    fn on_run(&mut self, run: TextRun<'_>, sink: &mut Sink<'_>) -> Result<(), ParseError> {
+        self.on_output_event(run.event(), run.output, sink);
+        self.refused()
+    }
+
+    /// The error the stream was refused with, if it was.
+    fn refused(&self) -> Result<(), ParseError> {
+        match &self.refused {
+            Some(refused) => Err(refused.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts the fast path for `run` (see [`RunText`]), if its region allows it.
+    #[cold]
+    fn start_run(&mut self, run: &TextRun<'_>) -> Option<&mut RunText> {
+        self.settle(run.output);
+        let region = self.regions.last()?;
+        let stripped = match region.mode {
+            TextMode::Kept => false,
+            TextMode::Stripped if region.started && region.pending_ws.is_empty() => true,
+            _ => return None,
+        };
+        let content = match region.kind {
+            FieldKind::Content => true,
+            FieldKind::Reasoning => false,
+            _ => return None,
+        };
+        if region.muted.is_some() || region.field != run.field {
+            return None;
+        }
+        Some(self.run.insert(RunText {
+            index: run.index,
+            content,
+            stripped,
+            from: run.start,
+            sent_to: run.start,
+            end: run.start,
+        }))
+    }
+
+    /// Ends the fast path ([`RunText`]): copies what the region sent into the message's text of
+    /// its field and what it holds into its `pending_ws`, where the general path reads them.
+    /// `output` is the stream's output so far (it only grows, so the ranges stay valid).
+    fn settle(&mut self, output: &str) {
+        let Some(run) = self.run.take() else {
+            return;
+        };
+        let out = if run.content {
+            &mut self.content
+        } else {
+            &mut self.reasoning
+        };
+        out.push_str(output_range(output, run.from, run.sent_to));
+        if let Some(region) = self.regions.last_mut() {
+            region
+                .pending_ws
+                .push_str(output_range(output, run.sent_to, run.end));
+        }
+    }
+
+    /// The region at `at` and, when it is a text region, the message's text it writes to.
+    fn text_region(&mut self, at: usize) -> Option<(&mut Region, &mut String)> {
         let State {
             regions,
             content,
             reasoning,
             ..
         } = self;
-        let Some(region) = regions.last_mut() else {
-            return false;
+        let region = regions.get_mut(at)?;
+        let out = match region.kind {
+            FieldKind::Content => content,
+            FieldKind::Reasoning => reasoning,
+            _ => return None,
         };
-        if region.muted.is_some() || region.field != field || text.is_empty() {
-            return false;
-        }
-        let is_content = match region.kind {
-            FieldKind::Content => true,
-            FieldKind::Reasoning => false,
-            _ => return false,
-        };
-        let out = if is_content { content } else { reasoning };
-        let delta = |text| {
-            if is_content {
-                Delta::Content(text)
-            } else {
-                Delta::Reasoning(text)
-            }
-        };
-        match region.mode {
-            TextMode::Kept => {
-                out.push_str(text);
-                sink(delta(text));
-            }
-            TextMode::Stripped if region.started => {
-                let bytes = text.as_bytes();
-                let mut keep = bytes.len();
-                while keep > 0 && bytes[keep - 1].is_ascii() && is_space(bytes[keep - 1] as char) {
-                    keep -= 1;
-                }
-                if keep > 0 && !bytes[keep - 1].is_ascii() {
-                    // A multi-byte character might be a space: the general path decodes it.
-                    let last = text[..keep].chars().next_back();
-                    if last.is_some_and(is_space) {
-                        return false;
-                    }
-                }
-                if keep == 0 {
-                    region.pending_ws.push_str(text);
-                    return true;
-                }
-                // The held whitespace goes out with the text after it, in one delta.
-                let pending = &mut region.pending_ws;
-                if pending.is_empty() {
-                    out.push_str(&text[..keep]);
-                    sink(delta(&text[..keep]));
-                } else {
-                    pending.push_str(&text[..keep]);
-                    out.push_str(pending);
-                    sink(delta(pending));
-                    pending.clear();
-                }
-                pending.push_str(&text[keep..]);
-            }
-            _ => return false,
-        }
-        true
+        Some((region, out))
     }
 
     fn mode_of(&self, field: &str) -> TextMode {
@@ -636,23 +749,14 @@ impl State {
         let Some((_, sep, seen)) = self.joins.iter_mut().find(|(f, _, _)| f == field) else {
             return;
         };
-        let was_seen = std::mem::replace(seen, true);
-        let State {
-            regions,
-            content,
-            reasoning,
-            ..
-        } = self;
-        let Some(region) = regions.last_mut() else {
+        if !std::mem::replace(seen, true) {
             return;
-        };
-        let out = match region.kind {
-            FieldKind::Content => content,
-            FieldKind::Reasoning => reasoning,
-            _ => return,
-        };
-        if was_seen {
-            region.send(sep, out, sink);
+        }
+        // A copy: the separator goes out once per region, not per chunk.
+        let sep = sep.clone();
+        let last = self.regions.len().wrapping_sub(1);
+        if let Some((region, out)) = self.text_region(last) {
+            region.send(&sep, out, sink);
             // The region's own text starts after the separator.
             region.sent_from = out.len();
         }
@@ -686,22 +790,10 @@ impl State {
             }
             Event::RegionChunk { field, text, dirty } => {
                 let at = self.region_at(field);
-                let kind = self.regions[at].kind;
-                if matches!(kind, FieldKind::Content | FieldKind::Reasoning) {
+                if let Some((region, out)) = self.text_region(at) {
                     if !dirty {
                         // In place: a region is too big to move out and back for every chunk.
-                        let State {
-                            regions,
-                            content,
-                            reasoning,
-                            ..
-                        } = self;
-                        let out = if kind == FieldKind::Content {
-                            content
-                        } else {
-                            reasoning
-                        };
-                        regions[at].on_text(&text, out, sink);
+                        region.on_text(&text, out, sink);
                     }
                     return;
                 }

@@ -51,6 +51,42 @@ pub use crate::schema::stream::{
 pub use crate::template::{is_response_template, ResponseTemplate, StreamParser};
 pub use events::Event;
 
+/// A feed whose only event is more text for a text region (a [`Event::RegionChunk`] that is not
+/// `dirty`), handed out as a range of the stream's output instead of an event (see
+/// [`MessageStream::feed_text_with`]): an adapter that keeps its own record of what it sent can
+/// keep `start..end` instead of a copy, and hand out slices of `output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextRun<'a> {
+    /// The region's field.
+    pub field: &'a str,
+    /// The field's position among the stream's fields: the same field has the same index for
+    /// the life of the stream (an adapter that matched `field` once compares this instead).
+    pub index: usize,
+    /// Everything fed so far ([`MessageStream::output`]).
+    pub output: &'a str,
+    /// The text is `output[start..end]` (character boundaries, `start < end`).
+    pub start: usize,
+    /// See `start`.
+    pub end: usize,
+}
+
+impl<'a> TextRun<'a> {
+    /// The text, `output[start..end]`.
+    #[inline]
+    pub fn text(&self) -> &'a str {
+        self.output.get(self.start..self.end).unwrap_or("")
+    }
+
+    /// The event it stands for.
+    pub fn event(&self) -> Event<'a> {
+        Event::RegionChunk {
+            field: self.field,
+            text: std::borrow::Cow::Borrowed(self.text()),
+            dirty: false,
+        }
+    }
+}
+
 /// A parser that takes a model's output chunk by chunk.
 ///
 /// Events borrow from the parser (its buffer, its spec), so they are handed to a callback rather
@@ -66,6 +102,35 @@ pub trait MessageStream {
         chunk: &str,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError>;
+
+    /// [`MessageStream::feed_with`] for adapters that keep ranges of the output rather than
+    /// copies of it: when the chunk's only event is text for a text region, it is returned as a
+    /// [`TextRun`] and `on_event` is not called; otherwise the events go to `on_event` with the
+    /// output so far ([`MessageStream::output`], or `""` for a stream that does not keep it) and
+    /// `None` is returned. The default never returns a run.
+    ///
+    /// ```
+    /// use chatparse_runtime::stream::MessageStream;
+    /// use chatparse_runtime::Spec;
+    ///
+    /// let spec = Spec::from_json_str(r#"{"start_anchor": "A:", "fields": {"content": {}}}"#)?;
+    /// let mut stream = spec.stream(Some(""), None)?;
+    /// let mut events = 0;
+    /// // The first chunk opens the region: an event.
+    /// assert!(stream.feed_text_with("Hel", &mut |_, _| events += 1)?.is_none());
+    /// let run = stream.feed_text_with("lo!", &mut |_, _| events += 1)?.expect("text only");
+    /// assert_eq!((run.field, run.text(), run.start, run.output), ("content", "lo!", 3, "Hello!"));
+    /// assert_eq!(events, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        self.feed_with(chunk, &mut |event| on_event(event, ""))?;
+        Ok(None)
+    }
 
     /// The events decided before any output arrived: a prompt prefix that opened a region (a
     /// prefilled `<think>`). None unless the spec reads a prefix.
@@ -94,6 +159,14 @@ impl MessageStream for StreamParser<'_> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
         StreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        StreamParser::feed_text_with(self, chunk, on_event)
     }
 
     fn initial_events_with(&self, on_event: &mut dyn FnMut(Event<'_>)) {
@@ -125,6 +198,14 @@ impl MessageStream for XRegexStreamParser<'_> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
         XRegexStreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        XRegexStreamParser::feed_text_with(self, chunk, on_event)
     }
 
     fn finish_with(

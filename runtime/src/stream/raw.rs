@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::value::Value;
 
-use super::Event;
+use super::{Event, TextRun};
 use crate::error::{ParseError, ParseErrorKind};
 
 /// An event recorded while the parser's buffer is still being written: the field by index and a
@@ -37,6 +37,31 @@ pub(crate) fn span(buffer: &str, start: usize, end: usize) -> &str {
         buffer.len()
     );
     buffer.get(start..end).unwrap_or("")
+}
+
+/// `buffer[start..end]`, text of the field at `index`, as a [`TextRun`] of the output (`buffer[output_from..]`):
+/// `None` when the field is dirty (its chunks are raw text of a structured value) or the text is
+/// not all output (a prompt's tail), so the feed goes out as events.
+pub(crate) fn text_run<'a>(
+    buffer: &'a str,
+    output_from: usize,
+    index: usize,
+    (field, dirty): (&'a str, bool),
+    start: usize,
+    end: usize,
+) -> Option<TextRun<'a>> {
+    if dirty || start < output_from || start >= end {
+        return None;
+    }
+    let output = buffer.get(output_from..)?;
+    debug_assert!(output.get(start - output_from..end - output_from).is_some());
+    Some(TextRun {
+        field,
+        index,
+        output,
+        start: start - output_from,
+        end: end - output_from,
+    })
 }
 
 /// What a parser knows of its fields, to name them in events.
@@ -98,6 +123,24 @@ impl Pending {
             Err(ParseError::new("", ParseErrorKind::StreamPoisoned))
         } else {
             Ok(())
+        }
+    }
+
+    /// The one chunk of text this feed recorded, as a [`TextRun`] (see [`text_run`]), if that is
+    /// all it recorded; `field` names a field and says whether it is dirty.
+    pub(crate) fn text_run<'a>(
+        &self,
+        buffer: &'a str,
+        output_from: usize,
+        field: impl FnOnce(usize) -> (&'a str, bool),
+    ) -> Option<TextRun<'a>> {
+        match self.events.as_slice() {
+            [RawEvent::Chunk {
+                field: at,
+                start,
+                end,
+            }] => text_run(buffer, output_from, *at, field(*at), *start, *end),
+            _ => None,
         }
     }
 

@@ -12,8 +12,8 @@ use super::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::py::python_type;
 use crate::stream::fast::Verdict;
-use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
-use crate::stream::Event;
+use crate::stream::raw::{span, text_run, FieldNames, Pending, RawEvent};
+use crate::stream::{Event, TextRun};
 
 /// What a fast-path feed routed.
 #[derive(Debug, Clone, Copy)]
@@ -229,6 +229,48 @@ impl<'t> StreamParser<'t> {
             on_event(r.lend(buffer, template));
         }
         Ok(())
+    }
+
+    /// [`StreamParser::feed_with`] for adapters that keep ranges of the output (see
+    /// [`MessageStream::feed_text_with`](crate::stream::MessageStream::feed_text_with)): a feed
+    /// whose only event is text for a text region that was already open returns it as a
+    /// [`TextRun`]; any other feed's events go to `on_event`, with the output so far.
+    pub fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        mut on_event: impl FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        let routed = self.advance(chunk)?;
+        let template = self.template;
+        let field = |at| (name_of(template, at), dirty(template, at));
+        match routed {
+            Some(Routed::Chunk {
+                field: at,
+                opened: false,
+                a,
+                b,
+            }) => {
+                if let Some(run) = text_run(&self.buffer, self.output_from, at, field(at), a, b) {
+                    return Ok(Some(run));
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(run) = self.pending.text_run(&self.buffer, self.output_from, field) {
+                    return Ok(Some(run));
+                }
+            }
+        }
+        let output = self.buffer.get(self.output_from..).unwrap_or("");
+        match routed {
+            Some(routed) => self.emit_routed(routed, |e| on_event(e, output)),
+            None => {
+                for r in self.pending.events.drain(..) {
+                    on_event(r.lend(&self.buffer, template), output);
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The events of a fast-path feed.

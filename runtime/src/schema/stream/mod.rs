@@ -66,7 +66,7 @@ use crate::schema::interp::Walk;
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::fast::{ByteSet, Scan as ByteScan};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
-use crate::stream::Event;
+use crate::stream::{Event, TextRun};
 use crate::support::{self, Content};
 pub use profile::{
     CallsProfile, ContentProfile, LeadingCalls, ListBlocks, ListProfile, ReasoningProfile,
@@ -485,6 +485,29 @@ impl<'p> XRegexStreamParser<'p> {
             on_event(r.lend(buffer, plan));
         }
         Ok(())
+    }
+
+    /// [`XRegexStreamParser::feed_with`] for adapters that keep ranges of the output (see
+    /// [`MessageStream::feed_text_with`](crate::stream::MessageStream::feed_text_with)): a feed
+    /// whose only event is text for a text region returns it as a [`TextRun`]; any other feed's
+    /// events go to `on_event`, with the output so far.
+    pub fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        mut on_event: impl FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        self.advance(chunk, false)?;
+        let (buffer, plan) = (&self.buffer, self.plan);
+        if let Some(run) = self
+            .pending
+            .text_run(buffer, 0, |at| (plan.name(at), plan.dirty(at)))
+        {
+            return Ok(Some(run));
+        }
+        for r in self.pending.events.drain(..) {
+            on_event(r.lend(buffer, plan), buffer);
+        }
+        Ok(None)
     }
 
     /// Ends the stream: closes open regions (`$` matches at the end) and returns the message,

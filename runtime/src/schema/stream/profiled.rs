@@ -63,7 +63,7 @@ use crate::error::ParseError;
 use crate::py::unicode::is_space;
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
-use crate::stream::{Event, MessageStream};
+use crate::stream::{Event, MessageStream, TextRun};
 use crate::support::Content;
 
 /// The fields a profile streams, as field indices of [`RawEvent`]s.
@@ -293,15 +293,46 @@ impl<'p> ProfiledStreamParser<'p> {
         chunk: &str,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
-        self.pending.check()?;
-        self.pending.events.clear();
-        self.buffer.push_str(chunk);
-        self.advance();
+        self.take(chunk)?;
         let buffer = &self.buffer;
         let names = Names(self.profile);
         for raw in self.pending.events.drain(..) {
             on_event(raw.lend(buffer, &names));
         }
+        Ok(())
+    }
+
+    /// [`ProfiledStreamParser::feed_with`] for adapters that keep ranges of the output (see
+    /// [`MessageStream::feed_text_with`]): a feed whose only event is text for the reasoning or
+    /// the content returns it as a [`TextRun`]; any other feed's events go to `on_event`, with
+    /// the output so far.
+    pub fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        self.take(chunk)?;
+        let names = Names(self.profile);
+        if let Some(run) = self
+            .pending
+            .text_run(&self.buffer, self.output_from, |at| names.named(at))
+        {
+            return Ok(Some(run));
+        }
+        let buffer = &self.buffer;
+        let output = buffer.get(self.output_from..).unwrap_or("");
+        for raw in self.pending.events.drain(..) {
+            on_event(raw.lend(buffer, &names), output);
+        }
+        Ok(None)
+    }
+
+    /// Appends `chunk` and records the events it decides.
+    fn take(&mut self, chunk: &str) -> Result<(), ParseError> {
+        self.pending.check()?;
+        self.pending.events.clear();
+        self.buffer.push_str(chunk);
+        self.advance();
         Ok(())
     }
 
@@ -1194,17 +1225,25 @@ impl<'p> ProfiledStreamParser<'p> {
 /// Field names of the streamed fields.
 struct Names<'p>(&'p StreamProfile);
 
-impl FieldNames for Names<'_> {
-    fn name(&self, field: usize) -> &str {
-        match field {
+impl<'p> Names<'p> {
+    /// The field's name, borrowed from the profile, and whether it is dirty.
+    fn named(&self, field: usize) -> (&'p str, bool) {
+        let name = match field {
             REASONING => self.0.reasoning.as_ref().map_or("", |r| r.field.as_str()),
             CONTENT => self.0.content.as_ref().map_or("", |c| c.field.as_str()),
             _ => self.0.tool_calls.as_ref().map_or("", |c| c.field.as_str()),
-        }
+        };
+        (name, field == CALLS)
+    }
+}
+
+impl FieldNames for Names<'_> {
+    fn name(&self, field: usize) -> &str {
+        self.named(field).0
     }
 
     fn dirty(&self, field: usize) -> bool {
-        field == CALLS
+        self.named(field).1
     }
 }
 
@@ -1622,6 +1661,14 @@ impl MessageStream for ProfiledStreamParser<'_> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
         ProfiledStreamParser::feed_with(self, chunk, on_event)
+    }
+
+    fn feed_text_with(
+        &mut self,
+        chunk: &str,
+        on_event: &mut dyn FnMut(Event<'_>, &str),
+    ) -> Result<Option<TextRun<'_>>, ParseError> {
+        ProfiledStreamParser::feed_text_with(self, chunk, on_event)
     }
 
     fn output(&self) -> Option<&str> {
