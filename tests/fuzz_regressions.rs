@@ -283,3 +283,77 @@ fn gemma4_leading_call_then_reasoning_opener_is_never_sent() {
         "a call was sent: {sent:?}"
     );
 }
+
+/// `fuzz_regressions/openai_deltas-functionary_v3_2-double-separator` (seed 7): a functionary
+/// v3.2 output whose second call follows a doubled separator (`}>>>>>>get_current_weather\n{…}`).
+/// The model wrote both calls' arguments as JSON, so each call's `arguments` is the model's own
+/// text (issue 16: "the model's own JSON text when the model wrote JSON"), and the fragments the
+/// stream sends for a call concatenate to exactly that text, whatever the chunking.
+#[test]
+fn functionary_v3_2_call_after_a_doubled_separator_keeps_its_text() {
+    use chatparse::runtime::openai::{self, CounterIds, DeltaStream, Options};
+    let data = std::fs::read(
+        repo_root().join("tests/fuzz_regressions/openai_deltas-functionary_v3_2-double-separator"),
+    )
+    .unwrap();
+    assert_eq!(data[1], 7);
+    let text = String::from_utf8_lossy(&data[2..]).into_owned();
+    assert!(text.contains("}>>>>>>get_current_weather\n{\"location\": \"Kyoto, Japan\"}"));
+    let spec = chatparse::shipped::spec("functionary_v3_2")
+        .unwrap()
+        .unwrap();
+    let want = [
+        r#"{"city": "Kyoto", "check_in": "2026-04-10", "check_out": "2<|user|>026-04-13", "guests": 2}"#,
+        r#"{"location": "Kyoto, Japan"}"#,
+    ];
+    let arguments = |message: &Value| -> Vec<String> {
+        message["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["arguments"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let one_shot = openai::parse(
+        &spec,
+        &text,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    assert_eq!(arguments(&one_shot), want);
+    for seed in [1, 2, 3, 7, 16] {
+        let mut stream = DeltaStream::from_spec(
+            &spec,
+            None,
+            None,
+            Options::default(),
+            Box::new(CounterIds::default()),
+        )
+        .unwrap();
+        let mut sent = Vec::new();
+        let mut at = 0;
+        for cut in seeded_cuts(&text, seed) {
+            sent.extend(stream.feed(&text[at..cut]).unwrap());
+            at = cut;
+        }
+        let (last, message) = stream.finish().unwrap();
+        sent.extend(last);
+        assert!(same_value(&message, &one_shot), "seed {seed}: {message}");
+        let mut fragments = vec![String::new(); 2];
+        for chunk in &sent {
+            for call in chunk["delta"]
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let index = call["index"].as_u64().unwrap() as usize;
+                fragments[index].push_str(call["function"]["arguments"].as_str().unwrap_or(""));
+            }
+        }
+        assert_eq!(fragments, want, "seed {seed}");
+    }
+}

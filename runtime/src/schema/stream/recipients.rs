@@ -234,14 +234,15 @@ impl<'p> RecipientScan<'p> {
         let Some(value) = call else {
             return self.stop();
         };
-        let start = match self.call {
-            Some((s, _)) if self.sent > 0 => s - MARK.len(),
-            Some((s, _)) => s,
-            None => return self.stop(),
+        let Some((text_start, _)) = self.call else {
+            return self.stop();
         };
-        // The rest of the calls' text, up to the next `>>>` or the end token.
+        let start = self.raw_start(text_start);
+        // The rest of the calls' text, up to the next `>>>` or the end token. The iterator's
+        // `(.+?)` takes at least one character of the call's own text, so that `>>>` starts
+        // after the call's first character: a call after `>>>>>>` starts with `>`.
         let rest_end = end - "<|eot_id|>".len();
-        let from = (start + 1).min(rest_end);
+        let from = (text_start + 1).min(rest_end);
         let next = memchr::memmem::find(&text.as_bytes()[from..rest_end], MARK.as_bytes())
             .map_or(rest_end, |i| from + i);
         self.sent += 1;
