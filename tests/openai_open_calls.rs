@@ -218,13 +218,22 @@ fn arguments_arrive_byte_by_byte() {
 }
 
 /// XML-parameter calls (issue 16): the start goes out once the function's tag is whole, and
-/// each parameter's compact JSON once its closing tag is followed by more text — cut every
+/// each parameter's compact JSON once its closing tag is followed by more text (deepseek_v3_2's
+/// too: the substitution that quotes its `string="true"` values rewrites one parameter at a
+/// time) — cut every
 /// conformance output with a call just after its first parameter, the start and that parameter
 /// must have been sent, a prefix of the final `arguments` (which the conformance suite checks
 /// against transformers).
 #[test]
 fn xml_parameters_stream_one_at_a_time() {
-    let families = ["qwen3_coder", "qwen3_5", "seed_oss", "glm4_5", "minimax_m2"];
+    let families = [
+        "qwen3_coder",
+        "qwen3_5",
+        "seed_oss",
+        "glm4_5",
+        "minimax_m2",
+        "deepseek_v3_2",
+    ];
     let mut covered = Vec::new();
     for suite in load_suites() {
         let Some(family) = suite.shipped_name() else {
@@ -251,7 +260,7 @@ fn xml_parameters_stream_one_at_a_time() {
                 first["name"].as_str().unwrap(),
                 first["arguments"].as_str().unwrap(),
             );
-            let Some((close, tag)) = ["</parameter>", "</arg_value>"]
+            let Some((close, tag)) = ["</parameter>", "</arg_value>", "</｜DSML｜parameter>"]
                 .iter()
                 .filter_map(|t| input.find(t).map(|at| (at, *t)))
                 .min()
@@ -275,7 +284,8 @@ fn xml_parameters_stream_one_at_a_time() {
             let cut = if input[lt..].starts_with("</") {
                 lt
             } else {
-                lt + 2
+                // The tag's `<` and its next character (deepseek_v3_2's `｜` is three bytes).
+                lt + 1 + input[lt + 1..].chars().next().map_or(0, char::len_utf8)
             };
             if cut == after || cut >= input.len() || !input.is_char_boundary(cut) {
                 continue;
@@ -349,10 +359,9 @@ fn string_values_stream_as_they_are_written() {
     }
 }
 
-/// Calls whose arguments only the close can convert (Gemma's dialect; deepseek_v3_2's
-/// parameters, rewritten by substitutions first): the start goes out as soon as the name is
-/// complete, the arguments whole when the call closes. Cut every conformance output with a call
-/// halfway through the first call's text after its name. A Gemma 4 output that begins with its
+/// The start of a call goes out as soon as its name is complete, before any of its arguments
+/// (Gemma's dialect, deepseek_v3_2's parameters): cut every conformance output with a call just
+/// after the first character of the first call's text after its name. A Gemma 4 output that begins with its
 /// calls is fed after the prompt's tail the template writes with thinking off
 /// (`<|channel>thought\n<channel|>`): without it, such calls wait for the text after them (see
 /// `streaming_profiled::gemma4_leading_calls_wait_for_the_text_after_them`).
@@ -1898,4 +1907,47 @@ fn functionary_v3_2_soups_stream_to_the_one_shot_parse() {
         open_fragments > 500,
         "{open_fragments} fragments while open"
     );
+}
+
+/// deepseek_v3_2's string values stream as they are written too. The call is rendered as
+/// DeepSeek V3.2's chat template writes it (`<｜DSML｜parameter name="KEY" string="true">VALUE
+/// </｜DSML｜parameter>`, a string value as is, parameters joined by `\n`); its schema quotes a
+/// `string="true"` value without quotes, backslashes or control characters and reads the others
+/// by `json.loads`, keeping the text when it is not JSON. A value starting with `u` (`use …`) is
+/// text whatever follows, so each cut inside the second value must have sent everything of it so
+/// far, escaped as JSON, whether or not the quoting applies to the value so far (it stops
+/// applying at the value's first `\n`). The output starts with reasoning and `</think>`, as the
+/// template's thinking turn does (before `</think>` the text may yet be reasoning, and is held).
+#[test]
+fn dsml_string_values_stream_as_they_are_written() {
+    let spec = chatparse::shipped::spec("deepseek_v3_2").unwrap().unwrap();
+    let content = "use std::io;\n\nfn main() {\n    println!(\"héllo\");\n}";
+    let output = format!(
+        "I'll write it.</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"write_file\">\n\
+         <｜DSML｜parameter name=\"path\" string=\"true\">src/main.rs</｜DSML｜parameter>\n\
+         <｜DSML｜parameter name=\"content\" string=\"true\">{content}</｜DSML｜parameter>\n\
+         </｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    );
+    let final_arguments = r#"{"path":"src/main.rs","content":"use std::io;\n\nfn main() {\n    println!(\"héllo\");\n}"}"#;
+    let prompt = None;
+    let message = parse_counter(&spec, &output, prompt).unwrap();
+    assert_eq!(message["reasoning_content"], "I'll write it.");
+    assert_eq!(
+        message["tool_calls"][0]["function"]["arguments"],
+        final_arguments
+    );
+    let value_start = output.find("use std").unwrap();
+    for (i, _) in content.char_indices().skip(1) {
+        let written = &content[..i];
+        let seen = feed_prefix(&spec, prompt, &output[..value_start + i]);
+        let so_far = written
+            .trim_end_matches('\n')
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
+        assert_eq!(
+            seen.arguments,
+            format!(r#"{{"path":"src/main.rs","content":"{so_far}"#),
+            "after {written:?}"
+        );
+    }
 }

@@ -22,7 +22,8 @@
 //!   names the function (`<function=NAME>`, `functions.NAME:0<|tool_call_argument_begin|>`), the
 //!   arguments are the JSON object after it, items whose `function` has an `x-regex` (or whose
 //!   `name` and `arguments` each have one: gpt_oss) and whose `arguments` have `x-parser: json`.
-//! * **XML parameters** (`qwen3_coder`, `qwen3_5`, `seed_oss`, `glm4_5`, `minimax_m2`): a tag
+//! * **XML parameters** (`qwen3_coder`, `qwen3_5`, `seed_oss`, `glm4_5`, `minimax_m2`,
+//!   `deepseek_v3_2`, whose one substitution rewrites each parameter on its own): a tag
 //!   names the function, each parameter is a key-value match (`<parameter=city>Paris</parameter>`),
 //!   items whose `function` has an `x-regex` with `name` and `arguments` groups and whose
 //!   `arguments` are read by `x-regex-key-value`. The arguments' JSON text is not written by the
@@ -36,9 +37,8 @@
 //! Gemma's dialect after a header (`call:NAME{location:<|"|>Paris<|"|>,days:3}`) is read like the
 //! XML parameters: the arguments' compact JSON is built one top-level parameter at a time, as the
 //! `,` after each arrives ([`super::dialect`]). Where the arguments are none of these
-//! (deepseek_v3_2's parameters, which substitutions rewrite before they are read), the name is
-//! read the same way and only the call's start goes out early; its arguments go out when it
-//! closes.
+//! (parameters that other substitutions rewrite before they are read), the name is read the
+//! same way and only the call's start goes out early; its arguments go out when it closes.
 //!
 //! Why this cannot disagree with the final message: the sketch only ever reads text that is
 //! already final (the raw text of the open call), and it gives up (the call is then sent whole
@@ -339,8 +339,9 @@ fn is_header_call(items: &Node) -> Option<bool> {
 }
 
 /// Items whose `function` reads a name and `x-regex-key-value` parameters with its `x-regex`:
-/// `Some(true)` when each parameter converts on its own, `Some(false)` when substitutions
-/// rewrite the parameters' text first (deepseek_v3_2), so only the name is read early.
+/// `Some(true)` when each parameter converts on its own (also after deepseek_v3_2's rewrite of
+/// string values, [`DSML_STRING_PARAMETER`]), `Some(false)` when other substitutions rewrite the
+/// parameters' text first, so only the name is read early.
 fn is_xml_parameters_call(items: &Node) -> Option<bool> {
     if items.has_regex() || items.parser.is_some() {
         return None;
@@ -358,8 +359,24 @@ fn is_xml_parameters_call(items: &Node) -> Option<bool> {
         && arguments.regex.is_none()
         && arguments.iterator.is_none()
         && arguments.parser.is_none();
-    read.then_some(arguments.substitutions.is_empty())
+    let local = arguments.substitutions.iter().all(|s| {
+        s.pattern.regex.python_pattern() == DSML_STRING_PARAMETER
+            && s.replacement_source == DSML_STRING_REPLACEMENT
+    });
+    read.then_some(local)
 }
+
+/// deepseek_v3_2's one rewrite of its parameters: a `string="true"` value without quotes,
+/// backslashes or control characters is quoted, so the JSON-or-text conversion reads it as a
+/// string. Why it rewrites each parameter on its own, so that the parameters so far convert to a
+/// prefix of the final arguments: a match starts at a parameter's tag and runs to the first
+/// `"` after `name="`, then (`string="true"` holds no `>`) to the tag's first `>`, which is where
+/// the key-value pattern's `"[^>]*>` ends the tag too; its value then ends at the first
+/// `</｜DSML｜parameter>` (nothing follows the lazy `*?` but that literal), as the key-value
+/// pattern's `.*?` does. So every match is one whole key-value match, of text the parameter's
+/// closing tag has already ended.
+const DSML_STRING_PARAMETER: &str = r#"(<｜DSML｜parameter\s+name="[^"]*")\s+string="true"\s*>([^"\\\x00-\x1f]*?)</｜DSML｜parameter>"#;
+const DSML_STRING_REPLACEMENT: &str = r#"\1>"\2"</｜DSML｜parameter>"#;
 
 /// The literal text every match of a pattern ends with (empty when its end is not a literal).
 fn literal_suffix(node: &AstNode) -> String {
