@@ -979,7 +979,14 @@ mod tests {
     #[test]
     fn xml_parameters_are_known_as_each_closes() {
         let mut checked = 0;
-        for family in ["qwen3_coder", "qwen3_5", "seed_oss", "glm4_5", "minimax_m2"] {
+        for family in [
+            "qwen3_coder",
+            "qwen3_5",
+            "seed_oss",
+            "glm4_5",
+            "minimax_m2",
+            "deepseek_v3_2",
+        ] {
             let text =
                 std::fs::read_to_string(root().join(format!("schemas/{family}.json"))).unwrap();
             let spec = Spec::from_json_str(&text).unwrap();
@@ -1024,7 +1031,7 @@ mod tests {
                 }
                 let mut named_at = None;
                 let mut last = String::new();
-                let first_close = ["</parameter>", "</arg_value>"]
+                let first_close = ["</parameter>", "</arg_value>", "</｜DSML｜parameter>"]
                     .iter()
                     .filter_map(|t| raw.find(t))
                     .min();
