@@ -202,9 +202,10 @@ fn check_message(
         let id = call["id"].as_str().unwrap();
         // Ids the model wrote in a JSON call list whose schema drops them (Cohere's
         // `tool_call_id`, an `id` in Apriel's list): kept where the call's arguments were found
-        // in the output.
-        let written = raw
-            .contains(arguments)
+        // in the output, and, by a stream, a Cohere call's id in any case (the stream reads it
+        // from the call's head, before its name).
+        let head_id = family == "cohere_command_r7b" && from_spec;
+        let written = (head_id || raw.contains(arguments))
             .then(|| written_ids(family, raw).get(i).cloned())
             .flatten()
             .flatten();

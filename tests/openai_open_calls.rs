@@ -28,6 +28,7 @@ const OPEN_CALL_FAMILIES: &[&str] = &[
     "mistral_small",
     "llama3_json",
     "functionary_v3_2",
+    "cohere_command_r7b",
 ];
 
 /// Longer than any marker a stream may hold back at the end of its buffer.
@@ -138,6 +139,8 @@ fn calls_stream_before_they_close() {
             let json_objects = ["hermes", "qwen3", "smollm3", "ernie4_5", "llama3_json"];
             let written_name = if json_objects.contains(&family) {
                 format!("\"name\": \"{name}\"")
+            } else if family == "cohere_command_r7b" {
+                format!("\"tool_name\": \"{name}\"")
             } else {
                 name.to_owned()
             };
@@ -1949,5 +1952,72 @@ fn dsml_string_values_stream_as_they_are_written() {
             format!(r#"{{"path":"src/main.rs","content":"{so_far}"#),
             "after {written:?}"
         );
+    }
+}
+
+/// Cohere's action list is one region holding every call (`<|START_ACTION|>[` … `]<|END_ACTION|>`,
+/// each call `{"tool_call_id": "N", "tool_name": "NAME", "parameters": {…}}` as the Command R7B
+/// template writes it, one per line after four spaces, `,` between). Fed a byte at a time: each
+/// call starts, with its written id, once its name's string has closed, its arguments stream as
+/// the model writes them (everything but the last byte is out before the object closes), and the
+/// deltas rebuild the final message's calls.
+#[test]
+fn cohere_action_list_calls_stream_one_after_another() {
+    let spec = chatparse::shipped::spec("cohere_command_r7b")
+        .unwrap()
+        .unwrap();
+    let calls = [
+        ("0", "get_weather", r#"{"city": "Paris", "days": [1, 2]}"#),
+        ("1", "get_time", r#"{"zone": "Europe/Paris"}"#),
+    ];
+    let items: Vec<String> = calls
+        .iter()
+        .map(|(id, name, args)| {
+            format!(
+                r#"    {{"tool_call_id": "{id}", "tool_name": "{name}", "parameters": {args}}}"#
+            )
+        })
+        .collect();
+    let output = format!(
+        "<|START_THINKING|>Two lookups.<|END_THINKING|><|START_ACTION|>[\n{}\n]<|END_ACTION|>",
+        items.join(",\n")
+    );
+    let message = parse_counter(&spec, &output, None).unwrap();
+    let mut stream = counter_stream(&spec, None);
+    // (id, name, arguments sent, output fed when the start went out)
+    let mut sent: Vec<(String, String, String, usize)> = Vec::new();
+    let mut fed = 0;
+    for (i, c) in output.char_indices() {
+        fed = i + c.len_utf8();
+        stream
+            .feed_with(&output[i..fed], &mut |delta| match delta {
+                Delta::CallStart { index, id, name } => {
+                    assert_eq!(index, sent.len());
+                    sent.push((id.to_owned(), name.to_owned(), String::new(), fed));
+                }
+                Delta::CallArguments { index, arguments } => sent[index].2.push_str(arguments),
+                _ => {}
+            })
+            .unwrap();
+        for (k, (_, _, args)) in calls.iter().enumerate() {
+            // Once the call's arguments are written but their last byte, all of that is out.
+            let at = output.find(args).unwrap();
+            if fed == at + args.len() - 1 {
+                assert_eq!(sent[k].2, args[..args.len() - 1], "call {k}");
+            }
+        }
+    }
+    assert_eq!(fed, output.len());
+    let (_, streamed) = stream.finish().unwrap();
+    assert_eq!(streamed, message);
+    for (k, (id, name, args)) in calls.iter().enumerate() {
+        let name_closed = output.find(&format!("\"{name}\"")).unwrap() + name.len() + 2;
+        assert_eq!(sent[k].0, *id, "the written id");
+        assert_eq!(sent[k].1, *name);
+        assert_eq!(sent[k].2, *args);
+        assert!(sent[k].3 <= name_closed + 1, "call {k} started late");
+        let final_call = &message["tool_calls"][k];
+        assert_eq!(final_call["id"], *id);
+        assert_eq!(final_call["function"]["arguments"], *args);
     }
 }

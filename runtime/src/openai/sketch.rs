@@ -95,6 +95,8 @@ pub(crate) struct CallShape {
     /// JSON shape: the key the arguments are written under, and whether an empty object there
     /// waits for the call to close (see [`JsonArguments`]).
     json_arguments: JsonArguments,
+    /// JSON list shape: the keys of a call object.
+    list_keys: ListKeys,
 }
 
 /// JSON shape: how the items read the arguments of `{"name": …, KEY: {…}}`.
@@ -128,6 +130,29 @@ enum ShapeKind {
     /// the last call (`, `, or the list's opener) to where the call's `(` is: only the name is
     /// read early.
     Pythonic,
+    /// A JSON list of call objects that is one region (`cohere_command_r7b`'s action list,
+    /// `[{"tool_call_id": "0", "tool_name": "f", "parameters": {…}}, …]`): the calls are read one
+    /// after another, each like a JSON object call whose keys are [`ListKeys`].
+    JsonList,
+}
+
+/// The keys of a [`ShapeKind::JsonList`] call object, in the order the template writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ListKeys {
+    /// A key for the call's id before its name (`tool_call_id`), if the template writes one.
+    id: Option<&'static str>,
+    name: &'static str,
+    arguments: &'static str,
+}
+
+impl Default for ListKeys {
+    fn default() -> Self {
+        ListKeys {
+            id: None,
+            name: "name",
+            arguments: "arguments",
+        }
+    }
 }
 
 impl CallShape {
@@ -140,7 +165,22 @@ impl CallShape {
             .flatten()
             .find(|p| field_kind(&p.name) == FieldKind::ToolCalls)?;
         let node = &property.node;
-        let iterator = node.iterator.as_ref()?;
+        let Some(iterator) = node.iterator.as_ref() else {
+            let list_keys = json_list_call(node)?;
+            return Some(CallShape {
+                schema: schema.clone(),
+                field: property.name.clone(),
+                opener_len: 0,
+                separator: None,
+                kind: ShapeKind::JsonList,
+                streams_arguments: true,
+                parameter_end: String::new(),
+                string_values: None,
+                dialect: false,
+                json_arguments: JsonArguments::default(),
+                list_keys,
+            });
+        };
         let Items::Each(items) = &node.items else {
             return None;
         };
@@ -193,6 +233,7 @@ impl CallShape {
             string_values,
             dialect: dialect && kind == ShapeKind::HeaderJson,
             json_arguments,
+            list_keys: ListKeys::default(),
         })
     }
 
@@ -215,6 +256,7 @@ impl CallShape {
                 string_values: None,
                 dialect: false,
                 json_arguments: JsonArguments::default(),
+                list_keys: ListKeys::default(),
             });
         }
         let Some((field, list)) = calls.and_then(|c| Some((&c.field, c.list.as_ref()?))) else {
@@ -247,6 +289,7 @@ impl CallShape {
             string_values: None,
             dialect: false,
             json_arguments: JsonArguments::default(),
+            list_keys: ListKeys::default(),
         })
     }
 
@@ -307,6 +350,85 @@ fn json_object_call(items: &Node) -> Option<JsonArguments> {
         let empty_waits =
             read(&empty).is_some_and(|(_, _, a)| !py::identical(&a, &crate::json!({})));
         (reads && kept).then_some(JsonArguments { key, empty_waits })
+    })
+}
+
+/// A calls field whose text is one JSON list of call objects, read by the field's own
+/// `x-parser: json` and transform (`cohere_command_r7b`): the keys its calls are written with,
+/// found by probing the field with two calls in each layout the templates use. The probe must
+/// read as exactly those two calls (names, arguments, and no id other than the one written), and
+/// another arguments key after the arguments, or an empty object under them, must not change
+/// what the call's arguments are.
+fn json_list_call(node: &Node) -> Option<ListKeys> {
+    let plain = node.substitutions.is_empty()
+        && node.key_value.is_none()
+        && matches!(&node.parser, Some(p) if p.kind == ParserKind::Json && !p.allow_non_json)
+        && matches!(node.items, Items::Each(_));
+    if !plain {
+        return None;
+    }
+    let read = |probe: &str| -> Option<Vec<super::CallParts>> {
+        let value = after_regex(node, Content::borrowed(probe), &mut Walk::strict()).ok()?;
+        value.as_array()?.iter().map(call_parts).collect()
+    };
+    let layouts = [
+        (Some("tool_call_id"), "tool_name", "parameters"),
+        (None, "tool_name", "parameters"),
+        (None, "name", "arguments"),
+    ];
+    layouts.into_iter().find_map(|(id, name, arguments)| {
+        let call = |n: &str, a: &str, rest: &str| match id {
+            Some(id) => {
+                format!(r#"{{"{id}": "{n}_id", "{name}": "{n}", "{arguments}": {a}{rest}}}"#)
+            }
+            None => format!(r#"{{"{name}": "{n}", "{arguments}": {a}{rest}}}"#),
+        };
+        let other = if arguments == "arguments" {
+            "parameters"
+        } else {
+            "arguments"
+        };
+        let two = format!(
+            "[{}, {}]",
+            call("probe_one", r#"{"probe": [1]}"#, ""),
+            call("probe_two", r#"{"two": 2}"#, "")
+        );
+        let calls = read(&two)?;
+        let reads = calls.len() == 2
+            && calls.iter().zip(["probe_one", "probe_two"]).all(|(c, n)| {
+                c.name == n
+                    && c.id
+                        .as_deref()
+                        .is_none_or(|i| id.is_some() && i == format!("{n}_id"))
+            })
+            && py::identical(&calls[0].arguments, &crate::json!({"probe": [1]}))
+            && py::identical(&calls[1].arguments, &crate::json!({"two": 2}));
+        let then = format!(
+            "[{}]",
+            call(
+                "probe_one",
+                r#"{"probe": [1]}"#,
+                &format!(r#", "{other}": {{"other": [2]}}"#)
+            )
+        );
+        let kept = read(&then).is_none_or(|c| {
+            c.len() == 1 && py::identical(&c[0].arguments, &crate::json!({"probe": [1]}))
+        });
+        let empty = format!(
+            "[{}]",
+            call(
+                "probe_one",
+                "{}",
+                &format!(r#", "{other}": {{"other": [2]}}"#)
+            )
+        );
+        let empty_kept = read(&empty)
+            .is_none_or(|c| c.len() == 1 && py::identical(&c[0].arguments, &crate::json!({})));
+        (reads && kept && empty_kept).then_some(ListKeys {
+            id,
+            name,
+            arguments,
+        })
     })
 }
 
@@ -445,6 +567,20 @@ pub(crate) struct Sketch {
     match_at_end: bool,
     /// Dialect arguments: their scan and the JSON text built.
     dialect: DialectArguments,
+    /// JSON list shape: the call is not the list's first, its text starts after the `,`.
+    in_list: bool,
+}
+
+/// JSON list shape: what follows a call whose arguments have closed ([`Sketch::next_call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NextCall {
+    /// The next call's text starts here (after the call's `}` and the list's `,`).
+    At(usize),
+    /// The text does not tell yet.
+    Wait,
+    /// No call follows that a sketch reads: the list ended, or something else came (the rest
+    /// goes out when the region closes).
+    None,
 }
 
 /// What a sketch knows of its call so far.
@@ -461,10 +597,21 @@ pub(crate) struct Known<'a> {
 impl Sketch {
     /// A sketch of a call whose raw text starts with the iterator's opener.
     pub(crate) fn new(shape: &CallShape) -> Self {
+        Sketch::new_at(shape.opener_len)
+    }
+
+    /// JSON list shape: a sketch of the call whose text starts at `at` in the region's raw
+    /// text, after the list's `,`.
+    pub(crate) fn next_in_list(at: usize) -> Self {
         Sketch {
-            stage: Stage::Head {
-                at: shape.opener_len,
-            },
+            in_list: true,
+            ..Sketch::new_at(at)
+        }
+    }
+
+    fn new_at(at: usize) -> Self {
+        Sketch {
+            stage: Stage::Head { at },
             name: None,
             brackets: Brackets::default(),
             built: String::new(),
@@ -475,6 +622,32 @@ impl Sketch {
             searched: 0,
             match_at_end: false,
             dialect: DialectArguments::default(),
+            in_list: false,
+        }
+    }
+
+    /// JSON list shape: once this call's arguments have closed, where the next call starts.
+    pub(crate) fn next_call(&self, shape: &CallShape, raw: &str) -> NextCall {
+        if shape.kind != ShapeKind::JsonList {
+            return NextCall::None;
+        }
+        let end = match self.stage {
+            Stage::Done { end, .. } => end,
+            Stage::Head { .. } | Stage::Arguments { .. } => return NextCall::Wait,
+            Stage::Named | Stage::GaveUp => return NextCall::None,
+        };
+        let bytes = raw.as_bytes();
+        let i = skip_space(bytes, end);
+        match bytes.get(i) {
+            None => return NextCall::Wait,
+            Some(b'}') => {}
+            Some(_) => return NextCall::None,
+        }
+        let i = skip_space(bytes, i + 1);
+        match bytes.get(i) {
+            None => NextCall::Wait,
+            Some(b',') => NextCall::At(i + 1),
+            Some(_) => NextCall::None,
         }
     }
 
@@ -497,9 +670,13 @@ impl Sketch {
                 ShapeKind::HeaderJson => self.header(shape, raw, at),
                 ShapeKind::XmlParameters => self.tag_head(shape, raw, at),
                 ShapeKind::Pythonic => self.pythonic_head(shape, raw, at),
+                ShapeKind::JsonList => self.list_head(shape.list_keys, raw, at),
             };
         }
-        let named_first = matches!(shape.kind, ShapeKind::JsonObject | ShapeKind::Pythonic);
+        let named_first = matches!(
+            shape.kind,
+            ShapeKind::JsonObject | ShapeKind::Pythonic | ShapeKind::JsonList
+        );
         if matches!(self.stage, Stage::Head { .. } | Stage::Named) && named_first {
             // The name has closed before the arguments (JSON shape), or is all that is read
             // (pythonic calls): the start goes out.
@@ -809,6 +986,79 @@ impl Sketch {
         }
     }
 
+    /// The JSON list shape's call head: the list's `[` (before its first call), `{`, the id key
+    /// and its string if the call writes one, the name key and its string, the arguments key,
+    /// then the arguments' `{`, with white space between. The name (and id) are the call's once
+    /// their strings have closed; keys in another order give up (the call goes out when the
+    /// region closes) or, after the name, leave the arguments to the close.
+    fn list_head(&mut self, keys: ListKeys, raw: &str, at: usize) -> Stage {
+        let bytes = raw.as_bytes();
+        let mut i = at;
+        let opening: &[&[u8]] = if self.in_list { &[b"{"] } else { &[b"[", b"{"] };
+        for lit in opening {
+            match expect_literal(bytes, &mut i, lit) {
+                Some(true) => {}
+                Some(false) => return Stage::Head { at },
+                None => return Stage::GaveUp,
+            }
+        }
+        let mut id = None;
+        if let Some(id_key) = keys.id {
+            let key = format!("\"{id_key}\"");
+            let have = bytes.get(i..).unwrap_or_default();
+            if have.len() < key.len() && key.as_bytes().starts_with(have) {
+                return Stage::Head { at };
+            }
+            if have.starts_with(key.as_bytes()) {
+                i += key.len();
+                match expect_literal(bytes, &mut i, b":") {
+                    Some(true) => {}
+                    Some(false) => return Stage::Head { at },
+                    None => return Stage::GaveUp,
+                }
+                match plain_string(raw, &mut i) {
+                    Some(Some(value)) => id = Some(value),
+                    Some(None) => return Stage::Head { at },
+                    None => return Stage::GaveUp,
+                }
+                match expect_literal(bytes, &mut i, b",") {
+                    Some(true) => {}
+                    Some(false) => return Stage::Head { at },
+                    None => return Stage::GaveUp,
+                }
+            }
+        }
+        let name_key = format!("\"{}\"", keys.name);
+        for lit in [name_key.as_bytes(), b":"] {
+            match expect_literal(bytes, &mut i, lit) {
+                Some(true) => {}
+                Some(false) => return Stage::Head { at },
+                None => return Stage::GaveUp,
+            }
+        }
+        let name = match plain_string(raw, &mut i) {
+            Some(Some(name)) => name,
+            Some(None) => return Stage::Head { at },
+            None => return Stage::GaveUp,
+        };
+        // An empty id is no id (the adapter reads ids that are non-empty strings).
+        let id = id.filter(|id| !id.is_empty()).map(str::to_owned);
+        self.name = Some((name.to_owned(), id));
+        let arguments_key = format!("\"{}\"", keys.arguments);
+        for lit in [&b","[..], arguments_key.as_bytes(), b":"] {
+            match expect_literal(bytes, &mut i, lit) {
+                Some(true) => {}
+                Some(false) => return Stage::Head { at },
+                None => return Stage::Named,
+            }
+        }
+        match bytes.get(i) {
+            None => Stage::Head { at },
+            Some(b'{') => Stage::Arguments { start: i, at: i },
+            Some(_) => Stage::Named,
+        }
+    }
+
     /// A pythonic call's name. The stream sends a call's raw text from the end of the last one,
     /// so its name follows exactly what the list writes before a call: the opener and `[`
     /// (the first call), `,` (the next one), or `]`, the closer and the next block's opener and
@@ -935,6 +1185,46 @@ fn pythonic_prefix(head: &str, literals: &[&str]) -> Option<usize> {
     rest.chars()
         .all(name_char)
         .then_some(head.len() - rest.len())
+}
+
+/// `lit` at `*i` after white space: `Some(true)` (and `*i` past it and the white space after),
+/// `Some(false)` while the text ends inside it, `None` when something else is written there.
+fn expect_literal(bytes: &[u8], i: &mut usize, lit: &[u8]) -> Option<bool> {
+    let at = skip_space(bytes, *i);
+    let have = bytes.get(at..).unwrap_or_default();
+    if have.len() < lit.len() {
+        return lit.starts_with(have).then_some(false);
+    }
+    if !have.starts_with(lit) {
+        return None;
+    }
+    *i = skip_space(bytes, at + lit.len());
+    Some(true)
+}
+
+/// A JSON string at `*i` without escapes, brackets or control characters (whose text is then
+/// its value): `Some(Some(value))` (and `*i` past it), `Some(None)` while it is not closed yet,
+/// `None` when it is something else.
+fn plain_string<'r>(raw: &'r str, i: &mut usize) -> Option<Option<&'r str>> {
+    let bytes = raw.as_bytes();
+    let at = skip_space(bytes, *i);
+    match bytes.get(at) {
+        None => return Some(None),
+        Some(b'"') => {}
+        Some(_) => return None,
+    }
+    let inside = &raw[at + 1..];
+    let plain =
+        |s: &str| !s.contains(['\\', '{', '[', '}', ']']) && !s.chars().any(char::is_control);
+    match inside.find('"') {
+        Some(len) if plain(&inside[..len]) => {
+            *i = at + 1 + len + 1;
+            Some(Some(&inside[..len]))
+        }
+        Some(_) => None,
+        None if plain(inside) => Some(None),
+        None => None,
+    }
 }
 
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {

@@ -3,7 +3,7 @@
 use crate::json;
 use crate::value::{Map, Value};
 
-use super::sketch::{CallShape, Sketch};
+use super::sketch::{CallShape, NextCall, Sketch};
 use super::{
     arguments_and_id, assemble, call_json, calls_of, field_kind, message_parts, FieldKind,
     IdPolicy, OpenAiError, Options, RejectedCall, ToolChecks,
@@ -50,6 +50,9 @@ struct Region {
     /// whose start was sent before it closed.
     sketch: Option<Sketch>,
     open_call: Option<OpenCall>,
+    /// A tool-call region that is one JSON list of calls: the calls before the open one, sent
+    /// whole while the region was open (compared with the final message's when it closes).
+    read_calls: Vec<OpenCall>,
 }
 
 /// A call whose start (and maybe part of its arguments) was sent while it was being written.
@@ -730,6 +733,7 @@ impl State {
             muted,
             sketch,
             open_call: None,
+            read_calls: Vec::new(),
             field: field.to_owned(),
             kind,
             mode: self.mode_of(field),
@@ -833,7 +837,10 @@ impl State {
                     FieldKind::ToolCalls => {
                         let mut cursor = 0;
                         let mut calls = calls_of(&value).into_iter();
-                        if let Some(open) = region.open_call {
+                        for open in region.read_calls.into_iter().chain(region.open_call) {
+                            if self.refused.is_some() {
+                                return;
+                            }
                             self.close_open_call(
                                 open,
                                 calls.next(),
@@ -874,6 +881,26 @@ impl State {
     /// (unless a [`ToolChecks`] rule refuses the name: such a call is dealt with when it closes),
     /// then its arguments' text as it arrives.
     fn read_open_call(&mut self, region: &mut Region, sink: &mut Sink<'_>) {
+        loop {
+            self.read_one_call(region, sink);
+            // A JSON list in one region: once a call's object has closed and the list's `,`
+            // follows, the next call is read from there.
+            let (Some(shape), Some(sketch)) = (&self.shape, &region.sketch) else {
+                return;
+            };
+            let NextCall::At(at) = sketch.next_call(shape, &region.raw) else {
+                return;
+            };
+            let Some(open) = region.open_call.take() else {
+                return;
+            };
+            region.read_calls.push(open);
+            region.sketch = Some(Sketch::next_in_list(at));
+        }
+    }
+
+    /// [`State::read_open_call`] for the call the region's sketch reads.
+    fn read_one_call(&mut self, region: &mut Region, sink: &mut Sink<'_>) {
         let (Some(shape), Some(sketch)) = (&self.shape, &mut region.sketch) else {
             return;
         };
@@ -886,7 +913,7 @@ impl State {
         let open = match &mut region.open_call {
             Some(open) => open,
             None => {
-                let index = self.calls.len();
+                let index = self.calls.len() + region.read_calls.len();
                 if self.checks.violation(known.name, index).is_some() {
                     region.sketch = None;
                     return;
@@ -957,7 +984,13 @@ impl State {
             cursor,
             self.options.normalize_arguments,
         );
-        let id = self.own_id(call.id.or(raw_id));
+        // A call whose final message carries no id of its own (Cohere's call without
+        // `parameters`, whose id is not around any arguments) keeps the id its header wrote,
+        // which the sketch read and the start sent: in every chunking, the whole output at once
+        // included, the sketch reads the same header.
+        let id = self
+            .own_id(call.id.or(raw_id))
+            .or_else(|| open.model_id.then(|| open.id.clone()));
         let same_id = match &id {
             Some(id) => open.model_id && *id == open.id,
             None => !open.model_id,
@@ -1053,7 +1086,11 @@ impl State {
     /// The final message: sends what the final message has beyond the deltas so far (text a
     /// region close or a `join` added, calls that had no region) and builds the OpenAI message.
     fn reconcile(&mut self, message: &Value, sink: &mut Sink<'_>) -> Value {
-        if let Some(open) = self.regions.iter().find_map(|r| r.open_call.as_ref()) {
+        let sent = self
+            .regions
+            .iter()
+            .find_map(|r| r.read_calls.first().or(r.open_call.as_ref()));
+        if let Some(open) = sent {
             self.refused.get_or_insert(ParseError::new(
                 "",
                 ParseErrorKind::StreamedCallChanged(format!(
