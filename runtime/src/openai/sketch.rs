@@ -30,9 +30,11 @@
 //!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
 //!   each closes, by the schema's own conversion of the parameters so far.
 //!
-//! A pythonic call list's calls (`lfm2`), which the stream profile sends while open up to the
-//! call's `(`, are read for their name only: the start goes out once `NAME(` is written, the
-//! arguments when the call is decided (the shape comes from the profile's `"pythonic": true`).
+//! A pythonic call list's calls (`lfm2`), which the stream profile sends while open up to a `)`
+//! that may end the call, are read like the XML parameters: the start goes out once `NAME(` is
+//! written, then the arguments' compact JSON grows one parameter at a time, as the `, KEY=`
+//! after each arrives ([`Sketch::scan_pythonic`]; the shape comes from the profile's
+//! `"pythonic": true`).
 //!
 //! Gemma's dialect after a header (`call:NAME{location:<|"|>Paris<|"|>,days:3}`) is read like the
 //! XML parameters: the arguments' compact JSON is built one top-level parameter at a time, as the
@@ -127,8 +129,8 @@ enum ShapeKind {
     HeaderJson,
     XmlParameters,
     /// A pythonic call list's calls (`lfm2`), which the stream profile sends from the end of
-    /// the last call (`, `, or the list's opener) to where the call's `(` is: only the name is
-    /// read early.
+    /// the last call (`, `, or the list's opener) up to a `)` that may end the call: the name,
+    /// then the parameters one at a time.
     Pythonic,
     /// A JSON list of call objects that is one region (`cohere_command_r7b`'s action list,
     /// `[{"tool_call_id": "0", "tool_name": "f", "parameters": {…}}, …]`): the calls are read one
@@ -251,7 +253,7 @@ impl CallShape {
                 opener_len: 0,
                 separator: None,
                 kind: ShapeKind::Pythonic,
-                streams_arguments: false,
+                streams_arguments: pythonic_parameters(schema, &calls.field),
                 parameter_end: String::new(),
                 string_values: None,
                 dialect: false,
@@ -301,7 +303,9 @@ impl CallShape {
     /// Whether the arguments' text is built (XML parameters) rather than the model's own JSON:
     /// it is then the same with or without normalized arguments.
     pub(crate) fn builds_arguments(&self) -> bool {
-        (self.kind == ShapeKind::XmlParameters && self.streams_arguments) || self.dialect
+        (matches!(self.kind, ShapeKind::XmlParameters | ShapeKind::Pythonic)
+            && self.streams_arguments)
+            || self.dialect
     }
 
     fn items(&self) -> Option<&Node> {
@@ -350,6 +354,25 @@ fn json_object_call(items: &Node) -> Option<JsonArguments> {
         let empty_waits =
             read(&empty).is_some_and(|(_, _, a)| !py::identical(&a, &crate::json!({})));
         (reads && kept).then_some(JsonArguments { key, empty_waits })
+    })
+}
+
+/// Whether a pythonic call's parameters convert one at a time: the calls' `function` reads its
+/// arguments with an `x-regex-key-value` and nothing else (each value is then converted on its
+/// own, see [`Sketch::scan_pythonic`]).
+fn pythonic_parameters(schema: &Schema, field: &str) -> bool {
+    let arguments = match &schema.root().property(field).map(|n| &n.items) {
+        Some(Items::Each(items)) => items
+            .property("function")
+            .and_then(|f| f.property("arguments")),
+        _ => None,
+    };
+    arguments.is_some_and(|a| {
+        a.key_value.is_some()
+            && a.regex.is_none()
+            && a.iterator.is_none()
+            && a.parser.is_none()
+            && a.substitutions.is_empty()
     })
 }
 
@@ -706,6 +729,7 @@ impl Sketch {
             self.stage = match shape.kind {
                 ShapeKind::XmlParameters => self.scan_parameters(shape, raw, start, at),
                 ShapeKind::HeaderJson if shape.dialect => self.scan_dialect(shape, raw, start),
+                ShapeKind::Pythonic => self.scan_pythonic(shape, raw, start, at),
                 _ => self.scan_arguments(raw, start, at),
             };
         }
@@ -717,6 +741,7 @@ impl Sketch {
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
             ShapeKind::XmlParameters => self.xml_arguments(),
+            ShapeKind::Pythonic => &self.built,
             ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
         };
@@ -1100,10 +1125,104 @@ impl Sketch {
                     && matches!(&call.arguments, Value::Object(o) if o.is_empty()) =>
             {
                 self.name = Some((call.name, call.id));
-                Stage::Named
+                if shape.streams_arguments {
+                    let start = paren + 1;
+                    self.searched = start;
+                    Stage::Arguments { start, at: start }
+                } else {
+                    Stage::Named
+                }
             }
             _ => Stage::GaveUp,
         }
+    }
+
+    /// A pythonic call's parameters from `start` (after its `(`): those before the last
+    /// `,\s*KEY\s*=` that has arrived are whole, since the key-value pattern ends a value at the
+    /// first such look-ahead (a `,` inside a quoted string included, as the reference reads it):
+    /// they are converted by the arguments' schema, every match a key's (no positional
+    /// argument) and no key twice, and their compact JSON (less the closing `}`) is the text
+    /// known. The stream profile sends the call's text only up to a `)` that may end it, so none
+    /// of this is past the call's end.
+    fn scan_pythonic(&mut self, shape: &CallShape, raw: &str, start: usize, at: usize) -> Stage {
+        let Some(arguments) = shape.parameters() else {
+            return Stage::GaveUp;
+        };
+        let Some(key_value) = &arguments.key_value else {
+            return Stage::GaveUp;
+        };
+        // The last boundary that has arrived, looking only at the `,`s not decided before, and
+        // never past a `)` that may end the call: the stream sends an open call's text only up
+        // to such a `)`, but a call decided by the end token comes with the text of the calls
+        // after it.
+        let bytes = raw.as_bytes();
+        let mut cut = None;
+        let mut from = self.searched.max(start);
+        let mut ended = false;
+        while let Some(off) = bytes
+            .get(from..)
+            .and_then(|rest| memchr::memchr2(b',', b')', rest))
+        {
+            let at = from + off;
+            let decided = if bytes[at] == b',' {
+                key_follows(&raw[at + 1..]).map(|key| {
+                    if key {
+                        cut = Some(at);
+                    }
+                })
+            } else {
+                may_end_call(&raw[at + 1..]).map(|ends| ended = ends)
+            };
+            if decided.is_none() {
+                self.searched = at;
+                break;
+            }
+            from = at + 1;
+            self.searched = from;
+            if ended {
+                break;
+            }
+        }
+        let stay = |at| match ended {
+            true => Stage::Done { start, end: at },
+            false => Stage::Arguments { start, at },
+        };
+        let Some(cut) = cut.filter(|&c| c > at) else {
+            return stay(at);
+        };
+        let params = &raw[start..cut];
+        let Some(key) = key_value.regex.group_index("key") else {
+            return Stage::GaveUp;
+        };
+        let mut found = 0;
+        for caps in key_value.regex.find_iter(params) {
+            match caps {
+                Ok(caps) if caps.span(key).is_some() => found += 1,
+                _ => return Stage::GaveUp,
+            }
+        }
+        let parsed = parse_node(arguments, Content::borrowed(params), &mut Walk::strict());
+        let Ok(Value::Object(object)) = parsed else {
+            return Stage::GaveUp;
+        };
+        if found == 0 {
+            return stay(at);
+        }
+        // A key written twice: the final object keeps one key for both, with the last value.
+        // When the parameter after the cut repeats one of these, their text would not last:
+        // nothing more is sent (a parameter sent before is then taken back too, and the strict
+        // stream fails, as for XML parameters written twice).
+        let next_key = key_after(&raw[cut + 1..]);
+        if object.len() != found || next_key.is_some_and(|k| object.contains_key(k)) {
+            return Stage::Done { start, end: at };
+        }
+        let mut json = Value::Object(object).to_string();
+        json.pop();
+        if !json.starts_with(&self.built) {
+            return Stage::GaveUp;
+        }
+        self.built = json;
+        stay(cut)
     }
 
     /// Gemma's dialect arguments from `start`: the parameters before the last top-level `,`,
@@ -1185,6 +1304,63 @@ fn pythonic_prefix(head: &str, literals: &[&str]) -> Option<usize> {
     rest.chars()
         .all(name_char)
         .then_some(head.len() - rest.len())
+}
+
+/// The key of the pythonic parameter after a boundary `,` (`rest` follows the `,`).
+fn key_after(rest: &str) -> Option<&str> {
+    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let len = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_alphabetic() || c == '_' || (i > 0 && crate::py::unicode::is_word(c)))
+        })
+        .map_or(rest.len(), |(i, _)| i);
+    (len > 0).then(|| &rest[..len])
+}
+
+/// Whether `rest` (the text after a `,`) starts with `\s*[A-Za-z_]\w*\s*=`, the look-ahead that
+/// ends a pythonic parameter's value: `None` while the text ends before it is decided.
+fn key_follows(rest: &str) -> Option<bool> {
+    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let mut chars = rest.chars();
+    match chars.next() {
+        None => return None,
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
+        Some(_) => return Some(false),
+    }
+    let rest = chars
+        .as_str()
+        .trim_start_matches(crate::py::unicode::is_word);
+    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    rest.chars().next().map(|c| c == '=')
+}
+
+/// Whether a `)` followed by `rest` may end a pythonic call (the iterator's look-ahead
+/// `\s*(?:,\s*NAME\(|$)`, with the end of the list's text before a `]`): `Some(true)` when it may
+/// (the sketch then reads no further), `Some(false)` when the text rules it out, `None` while
+/// the text ends before it is decided.
+fn may_end_call(rest: &str) -> Option<bool> {
+    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    match rest.chars().next() {
+        None => return None,
+        Some(']') => return Some(true),
+        Some(',') => {}
+        Some(_) => return Some(false),
+    }
+    let rest = rest[1..].trim_start_matches(crate::py::unicode::is_space);
+    let mut chars = rest.chars();
+    match chars.next() {
+        None => return None,
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
+        Some(_) => return Some(false),
+    }
+    let name_char = |c: char| crate::py::unicode::is_word(c) || c == '.' || c == '-';
+    chars
+        .as_str()
+        .trim_start_matches(name_char)
+        .chars()
+        .next()
+        .map(|c| c == '(')
 }
 
 /// `lit` at `*i` after white space: `Some(true)` (and `*i` past it and the white space after),

@@ -30,7 +30,10 @@
 //!
 //! While a call is open its raw text is sent up to its `(` once `NAME(` is written: the call at
 //! the scan's position is the iterator's next match, which starts there whatever follows, so
-//! adapters can send its start (a call that then does not parse fails the strict parse).
+//! adapters can send its start (a call that then does not parse fails the strict parse). Its
+//! text goes on out up to its last non-space character before the first `)` that may yet end
+//! it (or before the end of what is known): all of that is the call's whichever `)` ends it,
+//! so adapters can read its parameters as they arrive.
 
 use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::{is_space, is_word};
@@ -155,12 +158,18 @@ impl<'p> PythonicScan<'p> {
         match call_end(&joined) {
             // The call at `from` is the iterator's next match, so once its `NAME(` is written
             // that is its name whatever follows (a call that then does not parse fails the
-            // strict parse): its raw text up to the `(` is sent, for its start.
-            Decided::Wait => match call_name(&joined) {
-                Some(Some(len)) => CallStep::Open {
-                    start: self.sent_to,
-                    known: from + map(len),
-                },
+            // strict parse): its raw text up to the `(` is sent, for its start, and on to its
+            // last non-space character before a `)` that may end it (or before the end of what
+            // is known), where no join rewrote it.
+            Decided::Wait { known } => match call_name(&joined) {
+                Some(Some(len)) => {
+                    let own = joined[..known.max(len)].trim_end_matches(is_space).len();
+                    let unjoined = raw.get(..own) == joined.get(..own);
+                    CallStep::Open {
+                        start: self.sent_to,
+                        known: from + if unjoined { own.max(len) } else { map(len) },
+                    }
+                }
                 _ => CallStep::Wait,
             },
             Decided::Stop => self.stop(),
@@ -291,7 +300,11 @@ impl DecidedCalls for PythonicScan<'_> {
 
 /// What the text tells of the call at the start of `joined`.
 enum Decided {
-    Wait,
+    /// Not decided yet; the call's text runs at least to `known` (a `)` that may end it, or
+    /// the end of what is known).
+    Wait {
+        known: usize,
+    },
     Stop,
     /// The call ends at `end`; the next one starts at `next` (none: it was the list's last).
     End {
@@ -339,7 +352,7 @@ fn call_end(joined: &str) -> Decided {
     };
     match call_name(list) {
         None if whole => return Decided::Stop,
-        None => return Decided::Wait,
+        None => return Decided::Wait { known: 0 },
         Some(None) => return Decided::Stop,
         Some(Some(_)) => {}
     }
@@ -354,7 +367,7 @@ fn call_end(joined: &str) -> Decided {
                     next: None,
                 };
             }
-            return Decided::Wait;
+            return Decided::Wait { known: r };
         }
         let Some(next) = rest.strip_prefix(',') else {
             continue;
@@ -369,13 +382,13 @@ fn call_end(joined: &str) -> Decided {
             }
             Some(None) => continue,
             None if whole => continue,
-            None => return Decided::Wait,
+            None => return Decided::Wait { known: r },
         }
     }
     // No `)` ends the call in the known text: it waits for more, or the list's end cuts it.
     if whole {
         Decided::Stop
     } else {
-        Decided::Wait
+        Decided::Wait { known: list.len() }
     }
 }
