@@ -530,18 +530,37 @@ fn dialect_parameters_stream_one_at_a_time() {
     );
 }
 
+/// What of a JSON list's call goes out before its object closes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ListCall {
+    /// Its start and its arguments as written.
+    Streams,
+    /// Its start only: the substitutions that join Phi-4-mini's blocks may rewrite a string in
+    /// the arguments (a closer and an opener become `,`), so they go out when the call closes.
+    Start,
+    /// Nothing: the template writes each call's `id` after its `arguments` (Mistral's
+    /// `{"name", "arguments", "id"}`, Apriel's optional `, "id"`), and the start carries it.
+    Whole,
+}
+
 /// The JSON-list families: the literals their templates (or, where a template writes no calls,
-/// the schema) open the call list with, and whether the template writes each call's `id` after
-/// its `arguments` (Mistral's `{"name", "arguments", "id"}`, Apriel's optional `, "id"`), so that
-/// a call can only go out whole, once its object has closed.
-const LIST_FAMILIES: &[(&str, &[&str], bool)] = &[
-    ("apriel", &["<tool_calls>"], true),
-    ("firefunction_v2", &["functools"], false),
-    ("granite3_3", &["<|tool_call|>", "<tool_call>"], false),
-    ("mistral_nemo", &["[TOOL_CALLS]"], true),
-    ("mistral_small_3_1", &["[TOOL_CALLS]"], true),
-    ("nemotron_nano_v2", &["<TOOLCALL>"], false),
-    ("phi4_mini", &["<|tool_call|>", "functools"], true),
+/// the schema) open the call list with, and what of a call goes out while it is open.
+const LIST_FAMILIES: &[(&str, &[&str], ListCall)] = &[
+    ("apriel", &["<tool_calls>"], ListCall::Whole),
+    ("firefunction_v2", &["functools"], ListCall::Streams),
+    (
+        "granite3_3",
+        &["<|tool_call|>", "<tool_call>"],
+        ListCall::Streams,
+    ),
+    ("mistral_nemo", &["[TOOL_CALLS]"], ListCall::Whole),
+    ("mistral_small_3_1", &["[TOOL_CALLS]"], ListCall::Whole),
+    ("nemotron_nano_v2", &["<TOOLCALL>"], ListCall::Streams),
+    (
+        "phi4_mini",
+        &["<|tool_call|>", "functools"],
+        ListCall::Start,
+    ),
 ];
 
 /// One item of a JSON call list: its start, its end, and where its arguments' value starts.
@@ -779,7 +798,8 @@ fn feed_cuts(
 /// rebuild the one-shot message (start once, argument fragments concatenating to `arguments`),
 /// and each call went out with the chunk that brought its object's closing `}` (its start and
 /// whole arguments; for the families without an id after the arguments, the start already with
-/// the chunk that began its arguments) — not at the list's end. The item spans come from
+/// the chunk that began its arguments, and for Phi-4-mini no argument fragment before the call
+/// closed) — not at the list's end. The item spans come from
 /// serde_json, the call count from transformers' result (the conformance suite).
 #[test]
 fn json_list_calls_leave_as_the_list_is_written() {
@@ -860,11 +880,14 @@ fn json_list_calls_leave_as_the_list_is_written() {
                     let arguments = last["function"]["arguments"].as_str().unwrap();
                     assert_eq!(call.arguments, arguments, "{what}: call {k}");
                     let (_, end, args_at) = items[k];
-                    let latest = if whole {
+                    let latest = if whole == ListCall::Whole {
                         fed_by(end)
                     } else {
                         fed_by(args_at + 1)
                     };
+                    if whole == ListCall::Start {
+                        assert_eq!(call.open_fragments(), 0, "{what}: call {k}");
+                    }
                     assert!(
                         call.started_at <= latest,
                         "{what}: call {k} started with {} bytes fed, its item closed at {end} \

@@ -14,8 +14,8 @@
 //!   of calls (`firefunction_v2`, `granite3_3`, `nemotron_nano_v2`), which the stream profile
 //!   sends one region per item, are read the same way, unless the template writes each call's
 //!   id after its arguments (`apriel`, `mistral_nemo`, `mistral_small_3_1`: those calls go out
-//!   whole when their object closes, with the model's id) or substitutions join the list
-//!   (`phi4_mini`).
+//!   whole when their object closes, with the model's id); where substitutions join the list's
+//!   blocks (`phi4_mini`), only the name is read early.
 //! * **Header, then JSON** (`kimi_k2`, `functionary_v3_1`, `deepseek_v3_1`, `deepseek_r1`,
 //!   `gpt_oss`, `functionary_v3_2`'s `>>>NAME\n{…}`, and `mistral_small`'s separated calls): a
 //!   header
@@ -266,8 +266,12 @@ impl CallShape {
         };
         let node = schema.root().property(field)?;
         // Where substitutions join the list's blocks (phi4_mini), an item's raw text may not be
-        // what they make of it: such calls also go out whole when they close.
-        if list.ids_after_arguments || !node.substitutions.is_empty() {
+        // what they make of it: a string holding the blocks' closer and opener becomes `,`. The
+        // stream sends an open item's text only up to a closer, so its name, a string closed
+        // before any, is the call's; its arguments go out when it closes. Other substitutions:
+        // the calls go out whole.
+        let joined = !node.substitutions.is_empty();
+        if list.ids_after_arguments || (joined && list.blocks.is_none()) {
             return None;
         }
         // The list's items read as calls, and an `id` the model writes does not become the
@@ -286,7 +290,7 @@ impl CallShape {
             opener_len: 0,
             separator: None,
             kind: ShapeKind::JsonObject,
-            streams_arguments: true,
+            streams_arguments: !joined,
             parameter_end: String::new(),
             string_values: None,
             dialect: false,
