@@ -243,7 +243,6 @@ fn untyped_root_is_not_streamed_as_fields() {
 /// after them.
 #[test]
 fn gemma4_leading_call_then_reasoning_opener_is_never_sent() {
-    use chatparse::runtime::openai::{self, CounterIds, DeltaStream, Options};
     let data = std::fs::read(
         repo_root().join("tests/fuzz_regressions/openai_deltas-gemma4-call-then-channel"),
     )
@@ -252,30 +251,9 @@ fn gemma4_leading_call_then_reasoning_opener_is_never_sent() {
     let text = String::from_utf8_lossy(&data[2..]);
     assert!(text.starts_with("<|tool_call>") && text.contains("<tool_call|><|channel>thought"));
     let spec = chatparse::shipped::spec("gemma4").unwrap().unwrap();
-    let one_shot = openai::parse(
-        &spec,
-        &text,
-        None,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let one_shot = openai_one_shot(&spec, &text);
     assert!(one_shot.get("tool_calls").is_none(), "{one_shot}");
-    let mut stream = DeltaStream::from_spec(
-        &spec,
-        None,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
-    let mut sent = Vec::new();
-    for (i, c) in text.char_indices() {
-        sent.extend(stream.feed(&text[i..i + c.len_utf8()]).unwrap());
-    }
-    let (last, message) = stream.finish().unwrap();
-    sent.extend(last);
+    let (sent, message) = openai_deltas(&spec, &text, &char_boundaries(&text)[1..]);
     assert!(same_value(&message, &one_shot), "{message} != {one_shot}");
     assert!(
         sent.iter()
@@ -291,7 +269,6 @@ fn gemma4_leading_call_then_reasoning_opener_is_never_sent() {
 /// stream sends for a call concatenate to exactly that text, whatever the chunking.
 #[test]
 fn functionary_v3_2_call_after_a_doubled_separator_keeps_its_text() {
-    use chatparse::runtime::openai::{self, CounterIds, DeltaStream, Options};
     let data = std::fs::read(
         repo_root().join("tests/fuzz_regressions/openai_deltas-functionary_v3_2-double-separator"),
     )
@@ -314,33 +291,10 @@ fn functionary_v3_2_call_after_a_doubled_separator_keeps_its_text() {
             .map(|c| c["function"]["arguments"].as_str().unwrap().to_owned())
             .collect()
     };
-    let one_shot = openai::parse(
-        &spec,
-        &text,
-        None,
-        None,
-        Options::default(),
-        Box::new(CounterIds::default()),
-    )
-    .unwrap();
+    let one_shot = openai_one_shot(&spec, &text);
     assert_eq!(arguments(&one_shot), want);
     for seed in [1, 2, 3, 7, 16] {
-        let mut stream = DeltaStream::from_spec(
-            &spec,
-            None,
-            None,
-            Options::default(),
-            Box::new(CounterIds::default()),
-        )
-        .unwrap();
-        let mut sent = Vec::new();
-        let mut at = 0;
-        for cut in seeded_cuts(&text, seed) {
-            sent.extend(stream.feed(&text[at..cut]).unwrap());
-            at = cut;
-        }
-        let (last, message) = stream.finish().unwrap();
-        sent.extend(last);
+        let (sent, message) = openai_deltas(&spec, &text, &seeded_cuts(&text, seed));
         assert!(same_value(&message, &one_shot), "seed {seed}: {message}");
         let mut fragments = vec![String::new(); 2];
         for chunk in &sent {
@@ -356,4 +310,43 @@ fn functionary_v3_2_call_after_a_doubled_separator_keeps_its_text() {
         }
         assert_eq!(fragments, want, "seed {seed}");
     }
+}
+
+/// `openai::parse` of `text` with default options and counter ids.
+fn openai_one_shot(spec: &Spec, text: &str) -> Value {
+    use chatparse::runtime::openai::{self, CounterIds, Options};
+    openai::parse(
+        spec,
+        text,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap()
+}
+
+/// The chunks a strict delta stream (default options, counter ids) sends for `text` cut at
+/// `cuts` (ascending chunk ends), and its message.
+fn openai_deltas(spec: &Spec, text: &str, cuts: &[usize]) -> (Vec<Value>, Value) {
+    use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
+    let mut stream = DeltaStream::from_spec(
+        spec,
+        None,
+        None,
+        Options::default(),
+        Box::new(CounterIds::default()),
+    )
+    .unwrap();
+    let mut sent = Vec::new();
+    let mut at = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+        if cut > at {
+            sent.extend(stream.feed(&text[at..cut]).unwrap());
+            at = cut;
+        }
+    }
+    let (last, message) = stream.finish().unwrap();
+    sent.extend(last);
+    (sent, message)
 }

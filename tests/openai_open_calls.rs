@@ -346,17 +346,36 @@ fn string_values_stream_as_they_are_written() {
         message["tool_calls"][0]["function"]["arguments"],
         final_arguments
     );
-    let value_start = output.find("use std").unwrap();
+    assert_value_streams(
+        &spec,
+        None,
+        &output,
+        content,
+        r#"{"path":"src/main.rs","content":""#,
+    );
+}
+
+/// Fed `output` up to each character of `content` (a string value in it, past its first
+/// character), the call's arguments sent are `before` and the value so far escaped as JSON, but
+/// line breaks at its end (a template's `\n` before the closing tag is not the value's).
+fn assert_value_streams(
+    spec: &Spec,
+    prompt: Option<&str>,
+    output: &str,
+    content: &str,
+    before: &str,
+) {
+    let value_start = output.find(content).unwrap();
     for (i, _) in content.char_indices().skip(1) {
         let written = &content[..i];
-        let seen = feed_prefix(&spec, None, &output[..value_start + i]);
+        let seen = feed_prefix(spec, prompt, &output[..value_start + i]);
         let so_far = written
             .trim_end_matches('\n')
             .replace('"', "\\\"")
             .replace('\n', "\\n");
         assert_eq!(
             seen.arguments,
-            format!(r#"{{"path":"src/main.rs","content":"{so_far}"#),
+            format!("{before}{so_far}"),
             "after {written:?}"
         );
     }
@@ -1994,20 +2013,13 @@ fn dsml_string_values_stream_as_they_are_written() {
         message["tool_calls"][0]["function"]["arguments"],
         final_arguments
     );
-    let value_start = output.find("use std").unwrap();
-    for (i, _) in content.char_indices().skip(1) {
-        let written = &content[..i];
-        let seen = feed_prefix(&spec, prompt, &output[..value_start + i]);
-        let so_far = written
-            .trim_end_matches('\n')
-            .replace('"', "\\\"")
-            .replace('\n', "\\n");
-        assert_eq!(
-            seen.arguments,
-            format!(r#"{{"path":"src/main.rs","content":"{so_far}"#),
-            "after {written:?}"
-        );
-    }
+    assert_value_streams(
+        &spec,
+        prompt,
+        &output,
+        content,
+        r#"{"path":"src/main.rs","content":""#,
+    );
 }
 
 /// Cohere's action list is one region holding every call (`<|START_ACTION|>[` … `]<|END_ACTION|>`,

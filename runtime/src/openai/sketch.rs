@@ -955,64 +955,26 @@ impl Sketch {
     /// key), `:`, then the arguments' `{`. Anything else gives up.
     fn json_head(&mut self, key: &str, raw: &str, at: usize) -> Stage {
         let bytes = raw.as_bytes();
-        let mut i = skip_space(bytes, at);
-        let expect = |i: &mut usize, lit: &[u8]| -> Option<bool> {
-            let have = bytes.get(*i..).unwrap_or_default();
-            if have.len() < lit.len() {
-                return lit.starts_with(have).then_some(false);
-            }
-            if !have.starts_with(lit) {
-                return None;
-            }
-            *i = skip_space(bytes, *i + lit.len());
-            Some(true)
-        };
+        let mut i = at;
         for lit in [&b"{"[..], b"\"name\"", b":"] {
-            match expect(&mut i, lit) {
+            match expect_literal(bytes, &mut i, lit) {
                 Some(true) => {}
                 Some(false) => return Stage::Head { at },
                 None => return Stage::GaveUp,
             }
         }
         // The name: a complete JSON string without brackets or escapes.
-        if bytes.get(i).is_none() {
-            return Stage::Head { at };
-        }
-        if bytes[i] != b'"' {
-            return Stage::GaveUp;
-        }
-        let Some(len) = bytes[i + 1..].iter().position(|&b| b == b'"') else {
-            if bytes[i + 1..]
-                .iter()
-                .any(|b| matches!(b, b'\\' | b'{' | b'[' | b'}' | b']'))
-            {
-                return Stage::GaveUp;
-            }
-            return Stage::Head { at };
+        let name = match plain_string(raw, &mut i) {
+            Some(Some(name)) => name,
+            Some(None) => return Stage::Head { at },
+            None => return Stage::GaveUp,
         };
-        let name = &raw[i + 1..i + 1 + len];
-        if name.contains(['\\', '{', '[', '}', ']']) || name.chars().any(char::is_control) {
-            return Stage::GaveUp;
-        }
         // The name is the call's once its string has closed (a second `name` key would change
         // it: the adapter then fails the stream, see the module documentation).
         if self.name.is_none() {
             self.name = Some((name.to_owned(), None));
         }
-        i = skip_space(bytes, i + len + 2);
-        let key = format!("\"{key}\"");
-        for lit in [&b","[..], key.as_bytes(), b":"] {
-            match expect(&mut i, lit) {
-                Some(true) => {}
-                Some(false) => return Stage::Head { at },
-                None => return Stage::Named,
-            }
-        }
-        match bytes.get(i) {
-            None => Stage::Head { at },
-            Some(b'{') => Stage::Arguments { start: i, at: i },
-            Some(_) => Stage::Named,
-        }
+        arguments_after_name(bytes, i, key, at)
     }
 
     /// The JSON list shape's call head: the list's `[` (before its first call), `{`, the id key
@@ -1073,19 +1035,7 @@ impl Sketch {
         // An empty id is no id (the adapter reads ids that are non-empty strings).
         let id = id.filter(|id| !id.is_empty()).map(str::to_owned);
         self.name = Some((name.to_owned(), id));
-        let arguments_key = format!("\"{}\"", keys.arguments);
-        for lit in [&b","[..], arguments_key.as_bytes(), b":"] {
-            match expect_literal(bytes, &mut i, lit) {
-                Some(true) => {}
-                Some(false) => return Stage::Head { at },
-                None => return Stage::Named,
-            }
-        }
-        match bytes.get(i) {
-            None => Stage::Head { at },
-            Some(b'{') => Stage::Arguments { start: i, at: i },
-            Some(_) => Stage::Named,
-        }
+        arguments_after_name(bytes, i, keys.arguments, at)
     }
 
     /// A pythonic call's name. The stream sends a call's raw text from the end of the last one,
@@ -1365,6 +1315,25 @@ fn may_end_call(rest: &str) -> Option<bool> {
         .chars()
         .next()
         .map(|c| c == '(')
+}
+
+/// A call object's head after its name (at `i`, the head read from `at`): `,`, the arguments
+/// `key`, `:`, then the arguments' `{`. Another key or value there leaves the arguments to the
+/// call's close ([`Stage::Named`]).
+fn arguments_after_name(bytes: &[u8], mut i: usize, key: &str, at: usize) -> Stage {
+    let key = format!("\"{key}\"");
+    for lit in [&b","[..], key.as_bytes(), b":"] {
+        match expect_literal(bytes, &mut i, lit) {
+            Some(true) => {}
+            Some(false) => return Stage::Head { at },
+            None => return Stage::Named,
+        }
+    }
+    match bytes.get(i) {
+        None => Stage::Head { at },
+        Some(b'{') => Stage::Arguments { start: i, at: i },
+        Some(_) => Stage::Named,
+    }
 }
 
 /// `lit` at `*i` after white space: `Some(true)` (and `*i` past it and the white space after),
