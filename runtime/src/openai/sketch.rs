@@ -956,12 +956,9 @@ impl Sketch {
     fn json_head(&mut self, key: &str, raw: &str, at: usize) -> Stage {
         let bytes = raw.as_bytes();
         let mut i = at;
-        for lit in [&b"{"[..], b"\"name\"", b":"] {
-            match expect_literal(bytes, &mut i, lit) {
-                Some(true) => {}
-                Some(false) => return Stage::Head { at },
-                None => return Stage::GaveUp,
-            }
+        let head: [&[u8]; 3] = [b"{", b"\"name\"", b":"];
+        if let Some(stop) = expect_all(bytes, &mut i, &head, at, Stage::GaveUp) {
+            return stop;
         }
         // The name: a complete JSON string without brackets or escapes.
         let name = match plain_string(raw, &mut i) {
@@ -986,12 +983,8 @@ impl Sketch {
         let bytes = raw.as_bytes();
         let mut i = at;
         let opening: &[&[u8]] = if self.in_list { &[b"{"] } else { &[b"[", b"{"] };
-        for lit in opening {
-            match expect_literal(bytes, &mut i, lit) {
-                Some(true) => {}
-                Some(false) => return Stage::Head { at },
-                None => return Stage::GaveUp,
-            }
+        if let Some(stop) = expect_all(bytes, &mut i, opening, at, Stage::GaveUp) {
+            return stop;
         }
         let mut id = None;
         if let Some(id_key) = keys.id {
@@ -1002,30 +995,23 @@ impl Sketch {
             }
             if have.starts_with(key.as_bytes()) {
                 i += key.len();
-                match expect_literal(bytes, &mut i, b":") {
-                    Some(true) => {}
-                    Some(false) => return Stage::Head { at },
-                    None => return Stage::GaveUp,
+                if let Some(stop) = expect_all(bytes, &mut i, &[b":"], at, Stage::GaveUp) {
+                    return stop;
                 }
                 match plain_string(raw, &mut i) {
                     Some(Some(value)) => id = Some(value),
                     Some(None) => return Stage::Head { at },
                     None => return Stage::GaveUp,
                 }
-                match expect_literal(bytes, &mut i, b",") {
-                    Some(true) => {}
-                    Some(false) => return Stage::Head { at },
-                    None => return Stage::GaveUp,
+                if let Some(stop) = expect_all(bytes, &mut i, &[b","], at, Stage::GaveUp) {
+                    return stop;
                 }
             }
         }
         let name_key = format!("\"{}\"", keys.name);
-        for lit in [name_key.as_bytes(), b":"] {
-            match expect_literal(bytes, &mut i, lit) {
-                Some(true) => {}
-                Some(false) => return Stage::Head { at },
-                None => return Stage::GaveUp,
-            }
+        let named: [&[u8]; 2] = [name_key.as_bytes(), b":"];
+        if let Some(stop) = expect_all(bytes, &mut i, &named, at, Stage::GaveUp) {
+            return stop;
         }
         let name = match plain_string(raw, &mut i) {
             Some(Some(name)) => name,
@@ -1322,18 +1308,35 @@ fn may_end_call(rest: &str) -> Option<bool> {
 /// call's close ([`Stage::Named`]).
 fn arguments_after_name(bytes: &[u8], mut i: usize, key: &str, at: usize) -> Stage {
     let key = format!("\"{key}\"");
-    for lit in [&b","[..], key.as_bytes(), b":"] {
-        match expect_literal(bytes, &mut i, lit) {
-            Some(true) => {}
-            Some(false) => return Stage::Head { at },
-            None => return Stage::Named,
-        }
+    let before: [&[u8]; 3] = [b",", key.as_bytes(), b":"];
+    if let Some(stop) = expect_all(bytes, &mut i, &before, at, Stage::Named) {
+        return stop;
     }
     match bytes.get(i) {
         None => Stage::Head { at },
         Some(b'{') => Stage::Arguments { start: i, at: i },
         Some(_) => Stage::Named,
     }
+}
+
+/// Reads `lits` in order at `*i` ([`expect_literal`]): `None` once all are read, else the stage
+/// a head read from `at` stops at — still the head while the text ends inside one, `otherwise`
+/// when something else is written.
+fn expect_all(
+    bytes: &[u8],
+    i: &mut usize,
+    lits: &[&[u8]],
+    at: usize,
+    otherwise: Stage,
+) -> Option<Stage> {
+    for lit in lits {
+        match expect_literal(bytes, i, lit) {
+            Some(true) => {}
+            Some(false) => return Some(Stage::Head { at }),
+            None => return Some(otherwise),
+        }
+    }
+    None
 }
 
 /// `lit` at `*i` after white space: `Some(true)` (and `*i` past it and the white space after),
