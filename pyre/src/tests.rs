@@ -590,7 +590,12 @@ fn marker_sets_avoid_letters_where_the_pattern_allows() {
     assert_eq!(found.stripped_group, Some(1));
     assert_eq!(
         found.markers,
-        ["<|end_of_text|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>"]
+        [
+            "<|end_of_text|>",
+            "<|eom_id|>",
+            "<|eot_id|>",
+            "<|python_tag|>"
+        ]
     );
 }
 
