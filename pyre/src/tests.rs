@@ -571,6 +571,35 @@ fn marker_shortcuts_of_shipped_shapes() {
 }
 
 #[test]
+fn marker_sets_avoid_letters_where_the_pattern_allows() {
+    // Llama 3's substitution requires `{`, `"`, `name` or `type`, `"` and `:`: the check passes
+    // over the first bytes, so `{` (not hit by prose) rather than `name`/`type` (hit at every
+    // `n` and `t`).
+    let re = PyRegex::new(r#"^\s*(\{\s*"(?:name|type)"\s*:)"#).unwrap();
+    assert_eq!(re.marker_shortcut(), Some((&["{".to_string()][..], false)));
+    assert!(re.search("Then name: {\"x\": 1}").unwrap().is_none());
+    let caps = re.search(" {\"name\": 1}").unwrap().unwrap();
+    assert_eq!(caps.get(1), Some("{\"name\":"));
+    // A literal starting with a letter stays when nothing else is required.
+    let re = PyRegex::new(r"functools\[(.*)").unwrap();
+    assert_eq!(re.marker_analysis().unwrap().markers, ["functools["]);
+    // The whole-message shape kills a part only with a literal of two bytes or more, as before:
+    // `<|python_tag|>`, not the `{` after it.
+    let llama3 = r"^\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:(?P<tool_calls><\|python_tag\|>\s*\{(?:.*?\S)??)\s*)?(?:<\|eom_id\|>|<\|eot_id\|>|<\|end_of_text\|>|$)";
+    let found = PyRegex::new(llama3).unwrap().marker_analysis().unwrap();
+    assert_eq!(found.stripped_group, Some(1));
+    assert_eq!(
+        found.markers,
+        [
+            "<|end_of_text|>",
+            "<|eom_id|>",
+            "<|eot_id|>",
+            "<|python_tag|>"
+        ]
+    );
+}
+
+#[test]
 fn nested_counted_repeats_are_rejected_as_too_costly() {
     // Issue 21: these passed `check` and then ran for seconds (or minutes) per kilobyte.
     for p in [r"((?:a{1,1000}){1,1000}b)", r"((?:a{1,100}){1,100}b)"] {

@@ -63,7 +63,7 @@ fn substitute_single_pass(quoted: &str, strings: &[&str]) -> Option<String> {
             .ok()
             .and_then(|i| strings.get(i))
             .filter(|_| after[digits..].starts_with('\0'))?;
-        out.push_str(&json_dumps(s));
+        crate::py::json::write_ascii_string(s, &mut out);
         rest = &after[digits + 1..];
         let glue = rest.bytes().take_while(u8::is_ascii_digit).count();
         if glue > 0 && rest[glue..].starts_with('\0') {
@@ -79,21 +79,45 @@ fn capture_strings(text: &str) -> (String, Vec<&str>) {
     let mut strings = Vec::new();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(open) = rest.find(QUOTE) {
+    while let Some(open) = find_quote(rest) {
         let inner_start = open + QUOTE.len();
         // The delimiter cannot overlap itself, so if this opener has no closer, no later one does.
-        let Some(len) = rest[inner_start..].find(QUOTE) else {
+        let Some(len) = find_quote(&rest[inner_start..]) else {
             break;
         };
         out.push_str(&rest[..open]);
         out.push('\0');
-        out.push_str(&strings.len().to_string());
+        push_decimal(&mut out, strings.len());
         out.push('\0');
         strings.push(&rest[inner_start..inner_start + len]);
         rest = &rest[inner_start + len + QUOTE.len()..];
     }
     out.push_str(rest);
     (out, strings)
+}
+
+/// The first `<|"|>` in `text`. Why not `str::find`: it sets up a two-way searcher per call
+/// (about 270 instructions), several times per call's arguments; the delimiter starts with `<`,
+/// which arguments rarely hold, so `memchr` and a comparison at each hit cost far less.
+fn find_quote(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'<', bytes).find(|&i| bytes[i..].starts_with(QUOTE.as_bytes()))
+}
+
+/// `n` in decimal, as `str(n)` writes it, without a temporary `String`.
+fn push_decimal(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits[at..].iter().for_each(|&d| out.push(char::from(d)));
 }
 
 /// `re.sub(r"(?<=[{,])(\w+):", r'"\1":', text)` with Python's Unicode `\w`.
@@ -104,7 +128,7 @@ fn capture_strings(text: &str) -> (String, Vec<&str>) {
 fn quote_bare_keys(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
-    while let Some(pos) = rest.find(['{', ',']) {
+    while let Some(pos) = memchr::memchr2(b'{', b',', rest.as_bytes()) {
         let (head, tail) = rest.split_at(pos + 1);
         out.push_str(head);
         let word_len: usize = tail
@@ -191,6 +215,16 @@ mod tests {
     fn matches_transformers() {
         for (input, expected) in CASES {
             assert_eq!(gemma4_to_json(input), *expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn placeholders_count_past_nine() {
+        // Python's str(i) for each placeholder index: 10 and up take two digits.
+        for n in [0, 7, 9, 10, 11, 99, 100, 12345, usize::MAX] {
+            let mut out = String::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string());
         }
     }
 

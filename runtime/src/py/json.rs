@@ -266,11 +266,31 @@ fn char_offset(text: &str, byte: usize) -> usize {
     count_chars(text.as_bytes().get(..byte).unwrap_or(text.as_bytes()))
 }
 
-/// An open container on the explicit stack.
+/// The stacks of [`Parser::parse_value`], kept between calls on a thread (each call leaves them
+/// empty): most calls parse one small object, and allocating and growing the stacks each time
+/// cost more than the exact-size containers saved. A nested call (none today) would find them
+/// taken and start its own.
+#[derive(Default)]
+struct Scratch {
+    frames: Vec<Frame>,
+    entries: Vec<(String, Value)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Scratch> = const {
+        std::cell::Cell::new(Scratch { frames: Vec::new(), entries: Vec::new() })
+    };
+}
+
+/// Stacks that grew beyond this many items (80 bytes an entry) are freed rather than kept.
+const KEPT_ENTRIES: usize = 256;
+
+/// An open container on the explicit stack: where its finished entries start on the parser's
+/// shared entry stack (`parse_value`'s `entries`).
 enum Frame {
-    Array(Vec<Value>),
-    /// The map so far and the key whose value is being parsed.
-    Object(Map, String),
+    Array(usize),
+    /// And the key whose value is being parsed.
+    Object(usize, String),
 }
 
 struct Parser<'a> {
@@ -330,7 +350,27 @@ impl<'a> Parser<'a> {
     /// `scan_once` with `_parse_array`/`_parse_object` unrolled onto an explicit stack.
     /// Called, like the C scanner, with whitespace already skipped.
     fn parse_value(&mut self) -> Result<Value, Fail> {
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut scratch = SCRATCH.take();
+        let parsed = self.parse_value_with(&mut scratch.frames, &mut scratch.entries);
+        scratch.frames.clear();
+        scratch.entries.clear();
+        if scratch.entries.capacity() <= KEPT_ENTRIES && scratch.frames.capacity() <= KEPT_ENTRIES {
+            SCRATCH.set(scratch);
+        }
+        parsed
+    }
+
+    /// [`Self::parse_value`] with an empty `stack` of open containers and an empty `entries`:
+    /// the finished entries of every open container, innermost last (an array's with an empty
+    /// key). Why: a container is built when it closes, at its exact size — one allocation for
+    /// an array's items, one for a map's entries and one for its table — where pushing into it
+    /// as each entry ends grew it (an object of five keys allocated its table twice and its
+    /// entries three times).
+    fn parse_value_with(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        entries: &mut Vec<(String, Value)>,
+    ) -> Result<Value, Fail> {
         'value: loop {
             let mut value = match self.peek() {
                 Some(open @ (b'[' | b'{')) => {
@@ -345,7 +385,7 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                             Value::Array(Vec::new())
                         } else {
-                            stack.push(Frame::Array(Vec::new()));
+                            stack.push(Frame::Array(entries.len()));
                             continue 'value;
                         }
                     } else if self.peek() == Some(b'}') {
@@ -353,7 +393,7 @@ impl<'a> Parser<'a> {
                         Value::Object(Map::new())
                     } else {
                         let key = self.parse_key()?;
-                        stack.push(Frame::Object(Map::new(), key));
+                        stack.push(Frame::Object(entries.len(), key));
                         continue 'value;
                     }
                 }
@@ -365,12 +405,12 @@ impl<'a> Parser<'a> {
                     return Ok(value);
                 };
                 let close = match frame {
-                    Frame::Array(items) => {
-                        items.push(value);
+                    Frame::Array(_) => {
+                        entries.push((String::new(), value));
                         b']'
                     }
-                    Frame::Object(map, key) => {
-                        map.insert(std::mem::take(key), value);
+                    Frame::Object(_, key) => {
+                        entries.push((std::mem::take(key), value));
                         b'}'
                     }
                 };
@@ -379,8 +419,18 @@ impl<'a> Parser<'a> {
                     Some(b) if b == close => {
                         self.pos += 1;
                         value = match stack.pop() {
-                            Some(Frame::Array(items)) => Value::Array(items),
-                            Some(Frame::Object(map, _)) => Value::Object(map),
+                            Some(Frame::Array(start)) => {
+                                Value::Array(entries.drain(start..).map(|(_, v)| v).collect())
+                            }
+                            Some(Frame::Object(start, _)) => {
+                                let mut map = Map::with_capacity(entries.len() - start);
+                                // In order: a repeated key keeps its first place and takes the
+                                // last value, as `dict` does.
+                                for (key, v) in entries.drain(start..) {
+                                    map.insert(key, v);
+                                }
+                                Value::Object(map)
+                            }
                             None => Value::Null, // unreachable: the stack was non-empty
                         };
                     }
@@ -749,6 +799,16 @@ mod tests {
         // json.loads('{"a":1,"b":2,"a":3}') == {'a': 3, 'b': 2}
         let v = loads(r#"{"a":1,"b":2,"a":3}"#).unwrap();
         assert_eq!(v.to_string(), r#"{"a":3,"b":2}"#);
+    }
+
+    #[test]
+    fn a_failed_parse_leaves_nothing_for_the_next() {
+        // The entry stacks are kept between calls: an error halfway through nested containers
+        // must not hand its entries to the next document. json.loads('{"b": [1]}') == {'b': [1]}
+        assert!(loads(r#"[1, {"a": [2, {"c": 3"#).is_err());
+        assert!(loads(r#"{"a": 1, "x": [true, "#).is_err());
+        assert_eq!(loads(r#"{"b": [1]}"#).unwrap().to_string(), r#"{"b":[1]}"#);
+        assert_eq!(loads("[[], {}, [[]]]").unwrap().to_string(), "[[],{},[[]]]");
     }
 
     #[test]

@@ -236,9 +236,15 @@ impl Map {
         self.inner.move_index(at, index);
     }
 
-    /// Takes the values out (for the iterative drop).
+    /// Takes the non-empty containers out, leaving `null` in their place (for the iterative
+    /// drop: the map itself then drops without recursion). Scalars stay, freed with the map's
+    /// own storage, rather than each moved onto the drop's stack first.
     pub(super) fn drain_values_into(&mut self, out: &mut Vec<Value>) {
-        out.extend(self.inner.drain(..).map(|(_, v)| v));
+        for v in self.inner.values_mut() {
+            if v.has_children() {
+                out.push(std::mem::replace(v, Value::Null));
+            }
+        }
     }
 }
 
