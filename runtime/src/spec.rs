@@ -10,7 +10,8 @@ use crate::value::Value;
 use crate::diag;
 use crate::error::{ParseError, SchemaError};
 use crate::schema::stream::{
-    NotStreamable, ProfiledStreamParser, Refused, StreamProfile, XRegexPlan, XRegexStreamParser,
+    NotStreamable, Prepared, ProfiledStreamParser, Refused, StreamProfile, XRegexPlan,
+    XRegexStreamParser,
 };
 use crate::schema::Schema;
 use crate::stream::MessageStream;
@@ -55,8 +56,24 @@ pub struct Spec {
 enum Inner {
     /// The schema with its streaming plan, or with the reason it cannot stream, and its stream
     /// profile if it has one.
-    Schema(Box<SchemaPlan>, Option<Box<StreamProfile>>),
+    Schema(Box<SchemaPlan>, Option<Box<Profiled>>),
     Template(Box<ResponseTemplate>),
+}
+
+/// A stream profile loaded for the spec's schema, with what its streams share (worked out once
+/// here rather than for every stream).
+#[derive(Debug)]
+struct Profiled {
+    profile: StreamProfile,
+    prepared: Prepared,
+}
+
+impl std::ops::Deref for Profiled {
+    type Target = StreamProfile;
+
+    fn deref(&self) -> &StreamProfile {
+        &self.profile
+    }
 }
 
 impl Spec {
@@ -134,10 +151,11 @@ impl Spec {
     pub fn with_stream_profile(self, text: &str, source_name: &str) -> Result<Self, SchemaError> {
         match self.inner {
             Inner::Schema(plan, _) => {
-                let profile =
-                    StreamProfile::from_json_str_named(text, source_name, schema_of(&plan))?;
+                let schema = schema_of(&plan);
+                let profile = StreamProfile::from_json_str_named(text, source_name, schema)?;
+                let prepared = Prepared::new(schema, &profile);
                 Ok(Spec {
-                    inner: Inner::Schema(plan, Some(Box::new(profile))),
+                    inner: Inner::Schema(plan, Some(Box::new(Profiled { profile, prepared }))),
                 })
             }
             template => Ok(Spec { inner: template }),
@@ -147,7 +165,7 @@ impl Spec {
     /// The stream profile of an x-regex schema, if one was attached.
     pub fn stream_profile(&self) -> Option<&StreamProfile> {
         match &self.inner {
-            Inner::Schema(_, profile) => profile.as_deref(),
+            Inner::Schema(_, profile) => profile.as_deref().map(|p| &p.profile),
             Inner::Template(_) => None,
         }
     }
@@ -250,8 +268,13 @@ impl Spec {
             }),
             Inner::Schema(plan, Some(profile)) if plan.is_err() || prefix.is_some() => {
                 Ok(Box::new(
-                    ProfiledStreamParser::new(schema_of(plan), profile, prefix.unwrap_or(""))
-                        .with_lenient(),
+                    ProfiledStreamParser::for_loaded(
+                        schema_of(plan),
+                        &profile.profile,
+                        &profile.prepared,
+                        prefix.unwrap_or(""),
+                    )
+                    .with_lenient(),
                 ))
             }
             Inner::Schema(plan, _) => match plan.as_ref() {
@@ -285,9 +308,10 @@ impl Spec {
             }
             Inner::Schema(plan, Some(profile)) if plan.is_err() || prefix.is_some() => {
                 let schema = schema_of(plan);
-                Ok(Box::new(ProfiledStreamParser::new(
+                Ok(Box::new(ProfiledStreamParser::for_loaded(
                     schema,
-                    profile,
+                    &profile.profile,
+                    &profile.prepared,
                     prefix.unwrap_or(""),
                 )))
             }

@@ -97,7 +97,15 @@ impl<'p> ListScan<'p> {
         list: &'p ListProfile,
     ) -> Result<Self, String> {
         Self::check(node, list.blocks.is_some())?;
-        Ok(ListScan {
+        Ok(Self::checked(field, node, list))
+    }
+
+    /// A scan of `node`'s calls that [`ListScan::check`] has passed already: the profile was
+    /// loaded for this schema ([`StreamProfile`](super::StreamProfile) runs the check). Why not
+    /// check again: the check parses three probe lists, more than the rest of a short
+    /// message's stream costs.
+    pub(crate) fn checked(field: &'p str, node: &'p Node, list: &'p ListProfile) -> Self {
+        ListScan {
             field,
             node,
             cut: &list.cut,
@@ -107,7 +115,7 @@ impl<'p> ListScan<'p> {
             brackets: Brackets::default(),
             cut_at: None,
             cut_searched: 0,
-        })
+        }
     }
 
     /// Whether `node`'s calls can be read item by item, or why not: an array whose text is read

@@ -72,6 +72,7 @@ pub use profile::{
     CallsProfile, ContentProfile, LeadingCalls, ListBlocks, ListProfile, ReasoningProfile,
     StreamProfile, Untagged,
 };
+pub(crate) use profiled::Prepared;
 pub use profiled::ProfiledStreamParser;
 pub(crate) use region::separated_shape;
 pub use region::{region_shape, Delim, Header, HeaderAlt, RegionShape};

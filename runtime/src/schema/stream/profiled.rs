@@ -14,8 +14,11 @@
 //! can only make the stream hold text back, and property tests check that what was streamed is
 //! a prefix of the final values for every chunking.
 //!
-//! Cost: each feed looks at the new bytes (and the longest marker's length before them) once;
-//! `finish` runs the one-shot parse once.
+//! Cost: each feed looks at the new bytes once, and again at the end of the buffer only where a
+//! marker may begin there (up to the longest marker's length); a feed whose bytes cannot begin a
+//! marker, after a search that left the end clear, skips the searches altogether. A call is
+//! parsed once, when it closes; `finish` runs the one-shot parse once (about a third of a short
+//! message's stream: `examples/stream_cost.rs` counts it).
 //!
 //! ```
 //! use chatparse_runtime::schema::stream::{ProfiledStreamParser, StreamProfile};
@@ -124,11 +127,14 @@ enum Decided<'p> {
 
 impl<'p> Decided<'p> {
     /// The scan `calls` asks for, if the calls field is written as it reads (checked by each
-    /// scan's `new`).
-    fn new(schema: &'p Schema, calls: &'p CallsProfile) -> Option<Self> {
+    /// scan's `new`; `loaded`: the profile was loaded for `schema`, so the checks passed).
+    fn new(schema: &'p Schema, calls: &'p CallsProfile, loaded: bool) -> Option<Self> {
         let field = calls.field.as_str();
         let node = schema.root().property(field)?;
         if let Some(list) = &calls.list {
+            if loaded {
+                return Some(Decided::List(ListScan::checked(field, node, list)));
+            }
             ListScan::new(field, node, list).ok().map(Decided::List)
         } else if calls.objects {
             let tag = calls.open.first()?;
@@ -187,17 +193,29 @@ pub struct ProfiledStreamParser<'p> {
     /// Where the output starts in `buffer` (after the prompt's tail).
     output_from: usize,
     phase: Phase,
-    /// Where the marker search of the current phase has looked: complete markers starting
-    /// before `scanned - (longest - 1)` were all seen.
+    /// Where the marker search of the current phase resumes: no marker that the phase has not
+    /// seen begins before it (see `Markers::resume_after_miss`).
     scanned: usize,
+    /// Set when the last search, in this phase, found no marker and no marker's start at the
+    /// end of a buffer of this length: a feed with no byte that may begin a marker then decides
+    /// nothing but more text for the phase (see [`Self::take`]).
+    clear: Option<(usize, Phase)>,
+    /// The same for the search of the calls' stop marker (see [`Self::call_stop`]): the buffer's
+    /// length when it last missed with the end clear, and resumed there.
+    stop_clear: Option<usize>,
     fields: [Streamed; 2],
     /// The calls field, when its calls stream one by one: `x-regex-iterator` matches, or calls
     /// that a scan of the profile's format decides (the items of a JSON list, ...).
     calls: Option<CallScan<'p>>,
     decided: Option<Decided<'p>>,
-    /// The calls streamed so far, and where the last one ended.
-    calls_sent: Vec<Value>,
+    /// How many calls have streamed, and where the last one ended.
+    calls_sent: usize,
     calls_end: usize,
+    /// The calls streamed, kept by debug builds only (every test) to check them against the
+    /// final message. Why not in release: the value went out in its event, and a copy of each
+    /// call costs more than the rest of its stream.
+    #[cfg(debug_assertions)]
+    sent_values: Vec<Value>,
     /// The call being read, and where its closer is searched from.
     call_open: Option<OpenCall>,
     closer_from: usize,
@@ -227,6 +245,28 @@ impl<'p> ProfiledStreamParser<'p> {
     /// A stream of `schema`'s output guided by `profile`; `prefix` is the prompt (only its tail
     /// from the last reasoning opener on counts, see [`StreamProfile::prefix_tail`]).
     pub fn new(schema: &'p Schema, profile: &'p StreamProfile, prefix: &str) -> Self {
+        Self::build(schema, profile, prefix, None)
+    }
+
+    /// [`ProfiledStreamParser::new`] for a profile loaded for `schema`
+    /// ([`StreamProfile::from_json_str_named`] with this schema, as [`Spec`](crate::Spec) keeps
+    /// them), with what its streams share: the checks the load ran on the calls' scans are not
+    /// run again for every stream, nor is the calls' pattern read again.
+    pub(crate) fn for_loaded(
+        schema: &'p Schema,
+        profile: &'p StreamProfile,
+        prepared: &'p Prepared,
+        prefix: &str,
+    ) -> Self {
+        Self::build(schema, profile, prefix, Some(prepared))
+    }
+
+    fn build(
+        schema: &'p Schema,
+        profile: &'p StreamProfile,
+        prefix: &str,
+        prepared: Option<&'p Prepared>,
+    ) -> Self {
         let mut parser = ProfiledStreamParser {
             schema,
             profile,
@@ -238,19 +278,25 @@ impl<'p> ProfiledStreamParser<'p> {
                 header_done: false,
             },
             scanned: 0,
+            clear: None,
+            stop_clear: None,
             fields: [Streamed::default(); 2],
             calls: profile.tool_calls.as_ref().and_then(|c| {
                 let node = schema.root().property(&c.field)?;
-                match (&c.list, c.objects || c.pythonic || c.recipients) {
-                    (None, false) => CallScan::new(&c.field, node).ok(),
-                    _ => None,
-                }
+                let shape = match prepared {
+                    Some(prepared) => Cow::Borrowed(prepared.calls.as_ref()?),
+                    None if iterated_calls(c) => Cow::Owned(CallShape::of(node).ok()?),
+                    None => return None,
+                };
+                CallScan::new(&c.field, node, shape).ok()
             }),
             decided: profile
                 .tool_calls
                 .as_ref()
-                .and_then(|c| Decided::new(schema, c)),
-            calls_sent: Vec::new(),
+                .and_then(|c| Decided::new(schema, c, prepared.is_some())),
+            calls_sent: 0,
+            #[cfg(debug_assertions)]
+            sent_values: Vec::new(),
             calls_end: 0,
             call_open: None,
             closer_from: 0,
@@ -294,6 +340,9 @@ impl<'p> ProfiledStreamParser<'p> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
         self.take(chunk)?;
+        if self.pending.events.is_empty() {
+            return Ok(());
+        }
         let buffer = &self.buffer;
         let names = Names(self.profile);
         for raw in self.pending.events.drain(..) {
@@ -331,9 +380,40 @@ impl<'p> ProfiledStreamParser<'p> {
     fn take(&mut self, chunk: &str) -> Result<(), ParseError> {
         self.pending.check()?;
         self.pending.events.clear();
+        let quiet = self.clear == Some((self.buffer.len(), self.phase))
+            && !self.markers.may_begin_any(chunk.as_bytes());
         self.buffer.push_str(chunk);
+        if quiet {
+            // What `advance` would do, without its searches: the last search of this phase
+            // missed and left the buffer's end clear, and no byte of the chunk may begin a
+            // marker, so a search from the chunk's start misses too and leaves the new end
+            // clear (a marker's start there would need one of the chunk's bytes, or a start
+            // before the chunk that the last search would have seen at its end).
+            match self.phase {
+                Phase::Text {
+                    field,
+                    from,
+                    started: true,
+                } => {
+                    self.pass_clear();
+                    self.stream_to(field, from, self.buffer.len());
+                    return Ok(());
+                }
+                Phase::Ambiguous { .. } => {
+                    self.pass_clear();
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
         self.advance();
         Ok(())
+    }
+
+    /// A quiet feed's search state (see [`Self::take`]): resumes at the end, which is clear.
+    fn pass_clear(&mut self) {
+        self.scanned = self.buffer.len();
+        self.clear = Some((self.scanned, self.phase));
     }
 
     /// Ends the output: the message (the one-shot parse of everything, the prompt's tail
@@ -397,20 +477,21 @@ impl<'p> ProfiledStreamParser<'p> {
                         value: value.clone(),
                     });
                 }
-                None if (!self.calls_sent.is_empty() || self.call_sent_to.is_some())
+                None if (self.calls_sent > 0 || self.call_sent_to.is_some())
                     && self.calls_field() == Some(key) =>
                 {
                     let items = value.as_array().map_or(&[][..], Vec::as_slice);
-                    debug_assert!(
-                        items.len() >= self.calls_sent.len()
+                    #[cfg(debug_assertions)]
+                    assert!(
+                        items.len() >= self.calls_sent
                             && items
                                 .iter()
-                                .zip(&self.calls_sent)
+                                .zip(&self.sent_values)
                                 .all(|(a, b)| crate::py::identical(a, b)),
                         "streamed calls {:?} are not the first of the final {value}",
-                        self.calls_sent
+                        self.sent_values
                     );
-                    let rest = items.get(self.calls_sent.len()..).unwrap_or_default();
+                    let rest = items.get(self.calls_sent..).unwrap_or_default();
                     // A call whose region opened while it was read continues in that region.
                     let open = self.call_sent_to.is_some();
                     if !rest.is_empty() || open {
@@ -631,7 +712,7 @@ impl<'p> ProfiledStreamParser<'p> {
 
     fn ambiguous(&mut self, from: usize) {
         let Some((m, marker)) = self.markers.first_in(&self.buffer, self.scanned.max(from)) else {
-            self.scanned = self.markers.resume_from(self.buffer.len());
+            self.missed();
             return;
         };
         if !self.is_reasoning_close(marker) {
@@ -644,6 +725,15 @@ impl<'p> ProfiledStreamParser<'p> {
             self.emit(REASONING, t, end);
         }
         self.enter(CONTENT, m + marker.len());
+    }
+
+    /// After a search of the text phases found no marker: where the next one resumes, and
+    /// whether the buffer's end is clear of a marker's start.
+    fn missed(&mut self) {
+        self.scanned = self.markers.resume_after_miss(&self.buffer);
+        if self.scanned == self.buffer.len() {
+            self.clear = Some((self.scanned, self.phase));
+        }
     }
 
     fn is_reasoning_close(&self, marker: &str) -> bool {
@@ -662,8 +752,8 @@ impl<'p> ProfiledStreamParser<'p> {
         let limit = match found {
             Some((m, _)) => m,
             None => {
-                self.scanned = self.markers.resume_from(self.buffer.len());
-                self.buffer.len() - self.markers.partial_suffix(&self.buffer)
+                self.missed();
+                self.scanned
             }
         };
         self.stream_to(field, from, limit);
@@ -834,9 +924,6 @@ impl<'p> ProfiledStreamParser<'p> {
             .is_some_and(|c| c.open.iter().any(|o| o == marker))
     }
 
-    /// The first marker after the calls' opener that is not one more calls opener (an end
-    /// token, a reasoning marker): the calls' part of the output may end there, so no call that
-    /// closes later is known.
     /// Whether the calls read the content's openers themselves (calls to recipients).
     fn reads_openers(&self) -> bool {
         self.profile
@@ -845,7 +932,21 @@ impl<'p> ProfiledStreamParser<'p> {
             .is_some_and(|c| c.recipients)
     }
 
-    fn call_stop(&mut self) -> Option<usize> {
+    /// The first marker after the calls' opener that is not one more calls opener (an end
+    /// token, a reasoning marker): the calls' part of the output may end there, so no call that
+    /// closes later is known. `Err(limit)` when there is none: how far the calls' text is
+    /// known, the end of the buffer less a possible marker's start.
+    fn call_stop(&mut self) -> Result<usize, usize> {
+        let len = self.buffer.len();
+        if let Some(clear) = self.stop_clear.filter(|&c| c == self.scanned && c <= len) {
+            // The last search missed from here with the end clear: if no byte since may begin a
+            // marker, this one misses too and leaves the new end clear (see `Self::take`).
+            if !self.markers.may_begin_any(&self.buffer.as_bytes()[clear..]) {
+                self.scanned = len;
+                self.stop_clear = Some(len);
+                return Err(len);
+            }
+        }
         loop {
             match self.markers.first_in(&self.buffer, self.scanned) {
                 Some((m, marker)) if self.opens_calls(marker) => self.scanned = m + marker.len(),
@@ -857,12 +958,18 @@ impl<'p> ProfiledStreamParser<'p> {
                 {
                     self.scanned = m + marker.len()
                 }
-                Some((m, _)) => return Some(m),
+                Some((m, _)) => return Ok(m),
                 None => {
-                    self.scanned = self
-                        .scanned
-                        .max(self.markers.resume_from(self.buffer.len()));
-                    return None;
+                    // One look at the buffer's end for both: the limit and where the search
+                    // resumes (see `Markers::resume_after_miss`).
+                    let limit = self.markers.resume_after_miss(&self.buffer);
+                    self.scanned = self.scanned.max(limit);
+                    // Clear only where no marker may begin at the end at all (the search may
+                    // have resumed past a start inside a calls opener).
+                    if limit == len {
+                        self.stop_clear = Some(len);
+                    }
+                    return Err(limit);
                 }
             }
         }
@@ -878,9 +985,10 @@ impl<'p> ProfiledStreamParser<'p> {
     /// the first closer, so later text cannot change a match that has closed. Separated calls
     /// (each match starting where the last ended) are final for the same reasons once closed.
     fn calls(&mut self, next: usize) {
-        let stop = self.call_stop();
-        let limit =
-            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        let (stop, limit) = match self.call_stop() {
+            Ok(m) => (Some(m), m),
+            Err(limit) => (None, limit),
+        };
         let Some(scan) = self.calls.take() else {
             self.phase = Phase::Held;
             return;
@@ -904,7 +1012,7 @@ impl<'p> ProfiledStreamParser<'p> {
             };
             let Some((close_at, close_len)) = scan.find_closer(bytes, self.closer_from) else {
                 self.closer_from = limit
-                    .saturating_sub(scan.longest_closer)
+                    .saturating_sub(scan.shape.longest_closer)
                     .max(self.closer_from);
                 if !self.lenient {
                     let sent_to = scan.raw_known(bytes, self.closer_from);
@@ -913,7 +1021,7 @@ impl<'p> ProfiledStreamParser<'p> {
                 break false;
             };
             let end = close_at + close_len;
-            let (capture_end, raw_end) = match &scan.form {
+            let (capture_end, raw_end) = match &scan.shape.form {
                 CallForm::Region(shape) if shape.capture_with_closer => (end, end),
                 CallForm::Region(_) => (close_at, end),
                 CallForm::Separated(shape) => {
@@ -1019,7 +1127,8 @@ impl<'p> ProfiledStreamParser<'p> {
     /// buffer less a possible marker's start); whether a marker is there; and whether it is one
     /// that ends the calls' text for sure (an end token, not a reasoning marker).
     fn calls_limit(&mut self) -> (usize, bool, bool) {
-        let stop = self.call_stop();
+        let found = self.call_stop();
+        let stop = found.ok();
         let ended = stop.is_some_and(|m| {
             self.profile
                 .markers
@@ -1032,8 +1141,7 @@ impl<'p> ProfiledStreamParser<'p> {
                         .any(|k| self.buffer[m..].starts_with(k.as_str()))
                 })
         });
-        let limit =
-            stop.unwrap_or_else(|| self.buffer.len() - self.markers.partial_suffix(&self.buffer));
+        let limit = found.unwrap_or_else(|limit| limit);
         (limit, stop.is_some(), ended)
     }
 
@@ -1054,11 +1162,13 @@ impl<'p> ProfiledStreamParser<'p> {
                 end,
             });
         }
+        #[cfg(debug_assertions)]
+        self.sent_values.push(value.clone());
         self.pending.events.push(RawEvent::Close {
             field: CALLS,
-            value: value.clone(),
+            value,
         });
-        self.calls_sent.push(value);
+        self.calls_sent += 1;
         self.calls_end = end;
     }
 
@@ -1183,12 +1293,21 @@ impl<'p> ProfiledStreamParser<'p> {
         if limit <= read_from {
             return;
         }
+        // The last non-space character read from the end, the first one only when the region
+        // has not opened (where it starts): each feed reads the new text once, and most of it
+        // not at all.
+        let new = &self.buffer[read_from..limit];
+        let last = new
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !is_space(c))
+            .map(|(i, c)| read_from + i + c.len_utf8());
         let mut text_end = streamed.text_end;
         let mut first = None;
-        for (i, c) in self.buffer[read_from..limit].char_indices() {
-            if !is_space(c) {
-                first.get_or_insert(read_from + i);
-                text_end = Some(read_from + i + c.len_utf8());
+        if last.is_some() {
+            text_end = last;
+            if !streamed.opened {
+                first = new.find(|c| !is_space(c)).map(|i| read_from + i);
             }
         }
         streamed.read_to = limit;
@@ -1253,6 +1372,13 @@ impl FieldNames for Names<'_> {
 pub(crate) struct CallScan<'p> {
     field: &'p str,
     items: &'p Node,
+    /// Borrowed from the spec when the profile was loaded for it (see [`Prepared`]).
+    shape: Cow<'p, CallShape>,
+}
+
+/// What finding the calls of an `x-regex-iterator` field needs from its pattern.
+#[derive(Debug, Clone)]
+pub(crate) struct CallShape {
     form: CallForm,
     /// The literal closers, in pattern order.
     closers: Vec<String>,
@@ -1260,8 +1386,60 @@ pub(crate) struct CallScan<'p> {
     longest_opener: usize,
 }
 
-/// The iterator's pattern, as far as finding its matches goes.
+impl CallShape {
+    /// The shape of `node`'s iterator, if its calls stream one by one (see [`CallScan::check`]).
+    fn of(node: &Node) -> Result<Self, String> {
+        let form = CallScan::check(node)?;
+        let closers: Vec<String> = form
+            .closers()
+            .iter()
+            .filter_map(|c| match c {
+                Delim::Lit(l) => Some(l.clone()),
+                Delim::Dollar | Delim::Word { .. } => None,
+            })
+            .collect();
+        let longest_closer = closers.iter().map(String::len).max().unwrap_or(0);
+        let longest_opener = match &form {
+            CallForm::Region(shape) => shape.openers().map(str::len).max().unwrap_or(0),
+            CallForm::Separated(shape) => shape.separator.as_ref().map_or(0, String::len),
+        };
+        Ok(CallShape {
+            form,
+            closers,
+            longest_closer,
+            longest_opener,
+        })
+    }
+}
+
+/// What the streams of a profile loaded for a schema share, worked out once when the spec is
+/// loaded ([`Spec`](crate::Spec) keeps it beside the profile). Why: reading the calls' iterator
+/// pattern into its shape cost about 10,000 instructions per stream, more than the text regions
+/// of a short message.
 #[derive(Debug)]
+pub(crate) struct Prepared {
+    calls: Option<CallShape>,
+}
+
+impl Prepared {
+    /// What streams of `schema`'s output guided by `profile` (loaded for it) share.
+    pub(crate) fn new(schema: &Schema, profile: &StreamProfile) -> Self {
+        Prepared {
+            calls: profile.tool_calls.as_ref().and_then(|c| {
+                let node = schema.root().property(&c.field)?;
+                iterated_calls(c).then(|| CallShape::of(node).ok())?
+            }),
+        }
+    }
+}
+
+/// Whether the calls of `calls` are `x-regex-iterator` matches (no scan of their own format).
+fn iterated_calls(calls: &CallsProfile) -> bool {
+    calls.list.is_none() && !(calls.objects || calls.pythonic || calls.recipients)
+}
+
+/// The iterator's pattern, as far as finding its matches goes.
+#[derive(Debug, Clone)]
 pub(crate) enum CallForm {
     /// A region: each match starts at a literal opener (possibly one of several, possibly with a
     /// `\b` after it), its body ends at the first closer.
@@ -1309,31 +1487,14 @@ enum FoundCall {
 }
 
 impl<'p> CallScan<'p> {
-    fn new(field: &'p str, node: &'p Node) -> Result<Self, String> {
-        let form = Self::check(node)?;
+    fn new(field: &'p str, node: &'p Node, shape: Cow<'p, CallShape>) -> Result<Self, String> {
         let Items::Each(items) = &node.items else {
             return Err("it has no `items` schema".into());
-        };
-        let closers: Vec<String> = form
-            .closers()
-            .iter()
-            .filter_map(|c| match c {
-                Delim::Lit(l) => Some(l.clone()),
-                Delim::Dollar | Delim::Word { .. } => None,
-            })
-            .collect();
-        let longest_closer = closers.iter().map(String::len).max().unwrap_or(0);
-        let longest_opener = match &form {
-            CallForm::Region(shape) => shape.openers().map(str::len).max().unwrap_or(0),
-            CallForm::Separated(shape) => shape.separator.as_ref().map_or(0, String::len),
         };
         Ok(CallScan {
             field,
             items,
-            form,
-            closers,
-            longest_closer,
-            longest_opener,
+            shape,
         })
     }
 
@@ -1406,7 +1567,7 @@ impl<'p> CallScan<'p> {
         from: usize,
         raw_next: Option<usize>,
     ) -> FoundCall {
-        match &self.form {
+        match &self.shape.form {
             CallForm::Region(shape) => match self.find_opener(shape, text, limit, from) {
                 FoundOpener::At { start, end } => FoundCall::At {
                     open: OpenCall {
@@ -1466,13 +1627,14 @@ impl<'p> CallScan<'p> {
     /// up to the limit; no closer starts at or after `from` whole): all of it, except, where a
     /// closer begins the next call's raw text, a possible closer's start at the end.
     fn raw_known(&self, bytes: &[u8], from: usize) -> usize {
-        if let CallForm::Region(_) = self.form {
+        if let CallForm::Region(_) = self.shape.form {
             return bytes.len();
         }
-        let lowest = from.max(bytes.len().saturating_sub(self.longest_closer));
+        let lowest = from.max(bytes.len().saturating_sub(self.shape.longest_closer));
         (lowest..bytes.len())
             .find(|&p| {
-                self.closers
+                self.shape
+                    .closers
                     .iter()
                     .any(|c| c.as_bytes().starts_with(&bytes[p..]))
             })
@@ -1508,7 +1670,7 @@ impl<'p> CallScan<'p> {
             // Where an opener may begin and be cut by `limit`.
             let cut_from = bytes
                 .len()
-                .saturating_sub(self.longest_opener.saturating_sub(1));
+                .saturating_sub(self.shape.longest_opener.saturating_sub(1));
             let cut = (cut_from.max(from)..bytes.len()).find(|&p| {
                 let rest = &bytes[p..];
                 shape
@@ -1564,7 +1726,7 @@ impl<'p> CallScan<'p> {
     fn find_closer(&self, bytes: &[u8], from: usize) -> Option<(usize, usize)> {
         let hay = bytes.get(from..)?;
         let mut best: Option<(usize, usize)> = None;
-        for closer in &self.closers {
+        for closer in &self.shape.closers {
             let limit = best.map_or(hay.len(), |(at, _)| (at + closer.len()).min(hay.len()));
             if let Some(i) = memmem::find(&hay[..limit], closer.as_bytes()) {
                 if best.is_none_or(|(at, _)| i < at) {
@@ -1582,8 +1744,17 @@ struct Markers<'p> {
     literals: Vec<&'p str>,
     /// The distinct first bytes of the literals.
     firsts: Vec<u8>,
+    /// `firsts` as a table: whether a byte may begin a literal. Why a table: each feed looks at
+    /// the last `longest - 1` bytes again (a marker may be cut there), and a lookup per byte
+    /// costs less there than a `memchr` set-up or a search of `firsts`.
+    begins: [bool; 256],
     longest: usize,
 }
+
+/// Below this many bytes, `first_in` reads the bytes one by one rather than with `memchr`
+/// (whose set-up costs more than a short read; a feed's window is the new bytes and the last
+/// `longest - 1`).
+const SHORT_HAYSTACK: usize = 64;
 
 impl<'p> Markers<'p> {
     fn new(literals: Vec<&'p str>) -> Self {
@@ -1593,18 +1764,32 @@ impl<'p> Markers<'p> {
             .collect();
         firsts.sort_unstable();
         firsts.dedup();
+        let mut begins = [false; 256];
+        for &b in &firsts {
+            begins[usize::from(b)] = true;
+        }
         let longest = literals.iter().map(|l| l.len()).max().unwrap_or(0);
         Markers {
             literals,
             firsts,
+            begins,
             longest,
         }
     }
 
-    /// Where a search that has looked at a buffer of `len` bytes resumes: a marker starting
-    /// earlier would have been complete.
-    fn resume_from(&self, len: usize) -> usize {
-        len.saturating_sub(self.longest.saturating_sub(1))
+    /// Where the next search resumes after [`Markers::first_in`] found no marker in the buffer
+    /// from some point on: where the buffer's end may begin a marker (`partial_suffix`), else
+    /// its end. Why no marker can begin earlier, after that point: none is complete there (the
+    /// search found none), and one that is not complete yet would have the rest of the buffer
+    /// as a proper prefix, so it would start at or after the longest such end. Resuming there
+    /// rather than `longest - 1` bytes back reads each byte of text once, not once per feed.
+    fn resume_after_miss(&self, buffer: &str) -> usize {
+        buffer.len() - self.partial_suffix(buffer)
+    }
+
+    /// Whether a byte of `bytes` may begin a marker.
+    fn may_begin_any(&self, bytes: &[u8]) -> bool {
+        bytes.iter().any(|&b| self.begins[usize::from(b)])
     }
 
     /// The first complete marker at or after `from` (the longest one at the same position).
@@ -1619,15 +1804,22 @@ impl<'p> Markers<'p> {
                 .max_by_key(|l| l.len())
                 .map(|l| (from + i, *l))
         };
+        if hay.len() < SHORT_HAYSTACK {
+            return hay
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| self.begins[usize::from(b)])
+                .find_map(|(i, _)| check(i));
+        }
         match self.firsts.as_slice() {
             [] => None,
             [a] => memchr::memchr_iter(*a, hay).find_map(check),
             [a, b] => memchr::memchr2_iter(*a, *b, hay).find_map(check),
             [a, b, c] => memchr::memchr3_iter(*a, *b, *c, hay).find_map(check),
-            many => hay
+            _ => hay
                 .iter()
                 .enumerate()
-                .filter(|(_, b)| many.contains(b))
+                .filter(|&(_, &b)| self.begins[usize::from(b)])
                 .find_map(|(i, _)| check(i)),
         }
     }
@@ -1637,20 +1829,22 @@ impl<'p> Markers<'p> {
     fn partial_suffix(&self, buffer: &str) -> usize {
         let bytes = buffer.as_bytes();
         let from = bytes.len().saturating_sub(self.longest.saturating_sub(1));
-        for p in from..bytes.len() {
-            if !self.firsts.contains(&bytes[p]) {
-                continue;
-            }
-            let rest = &bytes[p..];
-            if self
-                .literals
+        let window = &bytes[from..];
+        let cut = |i: usize| {
+            let rest = &window[i..];
+            self.literals
                 .iter()
                 .any(|l| l.len() > rest.len() && l.as_bytes().starts_with(rest))
-            {
-                return rest.len();
-            }
-        }
-        0
+        };
+        // The window is up to `longest - 1` bytes, read on every feed: with one or two first
+        // bytes (every shipped profile) `memchr` finds the candidates in a step or two.
+        let at = match self.firsts.as_slice() {
+            [] => None,
+            [a] => memchr::memchr_iter(*a, window).find(|&i| cut(i)),
+            [a, b] => memchr::memchr2_iter(*a, *b, window).find(|&i| cut(i)),
+            _ => (0..window.len()).find(|&i| self.begins[usize::from(window[i])] && cut(i)),
+        };
+        at.map_or(0, |i| window.len() - i)
     }
 }
 
