@@ -144,6 +144,28 @@ impl Pending {
         }
     }
 
+    /// Hands this feed's records out: the one chunk of text as a [`TextRun`] when that is all it
+    /// recorded ([`Pending::text_run`], `field` naming a field), else each event to `on_event`,
+    /// lent from `buffer` (its fields named by `fields`) with the output so far,
+    /// `buffer[output_from..]`.
+    pub(crate) fn hand_out<'a>(
+        &mut self,
+        buffer: &'a str,
+        output_from: usize,
+        field: impl FnOnce(usize) -> (&'a str, bool),
+        fields: &impl FieldNames,
+        mut on_event: impl FnMut(Event<'_>, &str),
+    ) -> Option<TextRun<'a>> {
+        if let Some(run) = self.text_run(buffer, output_from, field) {
+            return Some(run);
+        }
+        let output = buffer.get(output_from..).unwrap_or("");
+        for raw in self.events.drain(..) {
+            on_event(raw.lend(buffer, fields), output);
+        }
+        None
+    }
+
     /// Records a failure: the parser is spent, and no half-made events are handed out.
     pub(crate) fn fail(&mut self, error: ParseError) -> ParseError {
         self.failed = true;

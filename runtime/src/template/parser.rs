@@ -256,19 +256,18 @@ impl<'t> StreamParser<'t> {
             }
             Some(_) => {}
             None => {
-                if let Some(run) = self.pending.text_run(&self.buffer, self.output_from, field) {
-                    return Ok(Some(run));
-                }
+                return Ok(self.pending.hand_out(
+                    &self.buffer,
+                    self.output_from,
+                    field,
+                    template,
+                    on_event,
+                ));
             }
         }
         let output = self.buffer.get(self.output_from..).unwrap_or("");
-        match routed {
-            Some(routed) => self.emit_routed(routed, |e| on_event(e, output)),
-            None => {
-                for r in self.pending.events.drain(..) {
-                    on_event(r.lend(&self.buffer, template), output);
-                }
-            }
+        if let Some(routed) = routed {
+            self.emit_routed(routed, |e| on_event(e, output));
         }
         Ok(None)
     }

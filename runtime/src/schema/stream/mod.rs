@@ -495,20 +495,17 @@ impl<'p> XRegexStreamParser<'p> {
     pub fn feed_text_with(
         &mut self,
         chunk: &str,
-        mut on_event: impl FnMut(Event<'_>, &str),
+        on_event: impl FnMut(Event<'_>, &str),
     ) -> Result<Option<TextRun<'_>>, ParseError> {
         self.advance(chunk, false)?;
-        let (buffer, plan) = (&self.buffer, self.plan);
-        if let Some(run) = self
-            .pending
-            .text_run(buffer, 0, |at| (plan.name(at), plan.dirty(at)))
-        {
-            return Ok(Some(run));
-        }
-        for r in self.pending.events.drain(..) {
-            on_event(r.lend(buffer, plan), buffer);
-        }
-        Ok(None)
+        let plan = self.plan;
+        Ok(self.pending.hand_out(
+            &self.buffer,
+            0,
+            |at| (plan.name(at), plan.dirty(at)),
+            plan,
+            on_event,
+        ))
     }
 
     /// Ends the stream: closes open regions (`$` matches at the end) and returns the message,

@@ -362,18 +362,13 @@ impl<'p> ProfiledStreamParser<'p> {
     ) -> Result<Option<TextRun<'_>>, ParseError> {
         self.take(chunk)?;
         let names = Names(self.profile);
-        if let Some(run) = self
-            .pending
-            .text_run(&self.buffer, self.output_from, |at| names.named(at))
-        {
-            return Ok(Some(run));
-        }
-        let buffer = &self.buffer;
-        let output = buffer.get(self.output_from..).unwrap_or("");
-        for raw in self.pending.events.drain(..) {
-            on_event(raw.lend(buffer, &names), output);
-        }
-        Ok(None)
+        Ok(self.pending.hand_out(
+            &self.buffer,
+            self.output_from,
+            |at| names.named(at),
+            &names,
+            on_event,
+        ))
     }
 
     /// Appends `chunk` and records the events it decides.
