@@ -304,6 +304,12 @@ impl CallShape {
         self.kind == ShapeKind::JsonObject
     }
 
+    /// Whether calls are objects of one JSON list in one region (Command R7B's action list),
+    /// whose id the header writes and a call without `parameters` does not carry to the message.
+    pub(crate) fn is_json_list(&self) -> bool {
+        self.kind == ShapeKind::JsonList
+    }
+
     /// Whether the arguments' text is built (XML parameters) rather than the model's own JSON:
     /// it is then the same with or without normalized arguments.
     pub(crate) fn builds_arguments(&self) -> bool {
@@ -589,7 +595,8 @@ pub(crate) struct Sketch {
     value: OpenValue,
     with_value: String,
     /// XML shape: how much of the raw text the last parameter search saw, and whether it found
-    /// a match that ends where the text did (complete once anything follows it).
+    /// a match that ends where the text did (complete once anything follows it). Pythonic
+    /// shape: where the scan for the next `, KEY=` boundary resumes.
     searched: usize,
     match_at_end: bool,
     /// Dialect arguments: their scan and the JSON text built.

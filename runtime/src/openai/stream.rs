@@ -984,13 +984,15 @@ impl State {
             cursor,
             self.options.normalize_arguments,
         );
-        // A call whose final message carries no id of its own (Cohere's call without
-        // `parameters`, whose id is not around any arguments) keeps the id its header wrote,
-        // which the sketch read and the start sent: in every chunking, the whole output at once
-        // included, the sketch reads the same header.
+        // In a JSON list (Command R7B's actions), a call whose final message carries no id of
+        // its own (one without `parameters`: its id is not around any arguments) keeps the id
+        // its header wrote, which the sketch read and the start sent: in every chunking, the
+        // whole output at once included, the sketch reads the same header. Other shapes carry
+        // the id they wrote to the message, and a missing one is a change.
+        let from_header = open.model_id && self.shape.as_ref().is_some_and(|s| s.is_json_list());
         let id = self
             .own_id(call.id.or(raw_id))
-            .or_else(|| open.model_id.then(|| open.id.clone()));
+            .or_else(|| from_header.then(|| open.id.clone()));
         let same_id = match &id {
             Some(id) => open.model_id && *id == open.id,
             None => !open.model_id,
