@@ -2121,3 +2121,32 @@ fn lfm2_parameters_stream_one_at_a_time() {
         assert_eq!(seen.arguments, sent, "after {:?}", &output[..fed]);
     }
 }
+
+/// A pythonic string value cannot stream character by character: what its first characters are
+/// depends on how the value ends. The schema turns `'…'` into the text between the quotes only
+/// when the value ends with its closing quote; without one, the quote is part of the string.
+/// transformers 5.10.4's `recursive_parse` with `schemas/lfm2.json` gives
+/// `f(x='abc', y=1)` → `{"x": "abc", "y": 1}` and `f(x='abc, y=1)` → `{"x": "'abc", "y": 1}`,
+/// and `f(x='{"a": 1}')` → `{"x": {"a": 1}}` (a quoted value may hold JSON). So until `, y=`
+/// (or the call's end) decides the value, none of it goes out: both outputs send the same
+/// prefix and must agree with both final messages.
+#[test]
+fn lfm2_a_quoted_value_waits_for_its_end() {
+    let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    for (call, arguments) in [
+        ("f(x='abc', y=1)", r#"{"x":"abc","y":1}"#),
+        ("f(x='abc, y=1)", r#"{"x":"'abc","y":1}"#),
+        (r#"f(x='{"a": 1}')"#, r#"{"x":{"a":1}}"#),
+    ] {
+        let output = format!("<|tool_call_start|>[{call}]<|tool_call_end|><|im_end|>");
+        let message = parse_counter(&spec, &output, None).unwrap();
+        assert_eq!(message["tool_calls"][0]["function"]["arguments"], arguments);
+        let open_value = output.find("x='").unwrap() + 4;
+        for fed in open_value..output.find(", y=").unwrap_or(output.find(")]").unwrap()) {
+            let seen = feed_prefix(&spec, None, &output[..fed]);
+            assert_eq!(seen.arguments, "", "after {:?}", &output[..fed]);
+        }
+        let seen = feed_prefix(&spec, None, &output);
+        assert_eq!(seen.arguments, arguments);
+    }
+}
