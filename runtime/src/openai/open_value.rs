@@ -17,6 +17,8 @@
 //! probe must give the key and the string: the sketch never predicts what the schema would not
 //! say.
 
+use std::collections::HashSet;
+
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::Node;
 use crate::support::Content;
@@ -118,8 +120,7 @@ pub(crate) struct ValueReader<'a> {
     pub arguments: &'a Node,
     /// The call's raw text so far.
     pub raw: &'a str,
-    /// Where the arguments' text starts in `raw`, and where the open parameter's text starts.
-    pub start: usize,
+    /// Where the open parameter's text starts in `raw`.
     pub at: usize,
 }
 
@@ -149,7 +150,7 @@ impl ValueReader<'_> {
 
     /// Decides an undecided value: `text` is the arguments' text of the parameters before it
     /// (`{"a":1` or empty), `keys` their keys.
-    pub(crate) fn decide(&self, text: &mut String, keys: &[String]) -> OpenValue {
+    pub(crate) fn decide(&self, text: &mut String, keys: &HashSet<String>) -> OpenValue {
         let Some(tail) = self.raw.get(self.at..) else {
             return OpenValue::NotString;
         };
@@ -199,14 +200,11 @@ impl ValueReader<'_> {
         if self.facts.not_string_starts.contains(first) {
             return OpenValue::NotString;
         }
-        // The schema's own reading of the parameters with this one closed now.
-        let Some(before) = self.raw.get(self.start..self.at) else {
-            return OpenValue::NotString;
-        };
-        let params = format!("{before}{probe}");
+        // The schema's own reading of this parameter closed now. On its own: the parameters
+        // convert one entry at a time (see `Sketch::append_parameters` for why).
         let parsed = parse_node(
             self.arguments,
-            Content::borrowed(&params),
+            Content::borrowed(&probe),
             &mut Walk::strict(),
         );
         let Ok(Value::Object(object)) = parsed else {
@@ -215,7 +213,7 @@ impl ValueReader<'_> {
         let Some((key, Value::String(converted))) = object.iter().last() else {
             return OpenValue::NotString;
         };
-        if object.len() != keys.len() + 1 || keys.contains(key) || converted.as_str() != value {
+        if object.len() != 1 || keys.contains(key) || converted.as_str() != value {
             return OpenValue::NotString;
         }
         text.push_str(if text.is_empty() { "{" } else { "," });

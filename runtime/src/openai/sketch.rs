@@ -28,7 +28,9 @@
 //!   items whose `function` has an `x-regex` with `name` and `arguments` groups and whose
 //!   `arguments` are read by `x-regex-key-value`. The arguments' JSON text is not written by the
 //!   model: it is built (compact JSON, as the final message has it), one parameter at a time as
-//!   each closes, by the schema's own conversion of the parameters so far.
+//!   each closes, by the schema's own conversion of the parameters that closed since the last
+//!   ones (entry by entry: [`Sketch::append_parameters`] says why that is the conversion of them
+//!   all, and why it keeps a long call linear).
 //!
 //! A pythonic call list's calls (`lfm2`), which the stream profile sends while open up to a `)`
 //! that may end the call, are read like the XML parameters: the start goes out once `NAME(` is
@@ -56,6 +58,8 @@
 //! arguments.
 
 use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
+
+use std::collections::HashSet;
 
 use crate::py;
 use crate::schema::interp::{after_regex, parse_node, Walk};
@@ -379,6 +383,7 @@ fn pythonic_parameters(schema: &Schema, field: &str) -> bool {
     };
     arguments.is_some_and(|a| {
         a.key_value.is_some()
+            && converts_by_entry(a)
             && a.regex.is_none()
             && a.iterator.is_none()
             && a.parser.is_none()
@@ -511,6 +516,7 @@ fn is_xml_parameters_call(items: &Node) -> Option<bool> {
         && function.key_value.is_none()
         && function.substitutions.is_empty()
         && arguments.key_value.is_some()
+        && converts_by_entry(arguments)
         && arguments.regex.is_none()
         && arguments.iterator.is_none()
         && arguments.parser.is_none();
@@ -519,6 +525,13 @@ fn is_xml_parameters_call(items: &Node) -> Option<bool> {
             && s.replacement_source == DSML_STRING_REPLACEMENT
     });
     read.then_some(local)
+}
+
+/// Whether an object node converts each entry of its input on its own, so that the parameters
+/// can be converted a few at a time ([`Sketch::append_parameters`]): no `properties` (which
+/// reorder, add constants and defaults) and no `required`.
+fn converts_by_entry(arguments: &Node) -> bool {
+    arguments.properties.as_deref().is_none_or(<[_]>::is_empty) && arguments.required.is_empty()
 }
 
 /// deepseek_v3_2's one rewrite of its parameters: a `string="true"` value without quotes,
@@ -585,15 +598,15 @@ pub(crate) struct Sketch {
     name: Option<(String, Option<String>)>,
     /// The JSON scan of the arguments.
     brackets: Brackets,
-    /// The XML shape: the arguments' JSON text built so far (without the closing `}`), and how
-    /// many parameters it holds.
+    /// XML and pythonic shapes: the arguments' JSON text known so far (without the closing
+    /// `}`): the whole parameters' (its first `whole` bytes), then, for XML, as much of the
+    /// open parameter's string value as is final.
     built: String,
-    parameters: usize,
-    /// XML shape: the keys of the parameters in `built`; the open parameter's value, and the
-    /// arguments' text with as much of it as is final (empty when none is).
-    keys: Vec<String>,
+    whole: usize,
+    /// XML and pythonic shapes: the keys of the whole parameters (a set: a key written twice is
+    /// found without a scan of them all); XML: the open parameter's value.
+    keys: HashSet<String>,
     value: OpenValue,
-    with_value: String,
     /// XML shape: how much of the raw text the last parameter search saw, and whether it found
     /// a match that ends where the text did (complete once anything follows it). Pythonic
     /// shape: where the scan for the next `, KEY=` boundary resumes.
@@ -615,6 +628,17 @@ pub(crate) enum NextCall {
     /// No call follows that a sketch reads: the list ended, or something else came (the rest
     /// goes out when the region closes).
     None,
+}
+
+/// What [`Sketch::append_parameters`] made of the parameters newly whole.
+enum Appended {
+    /// They are in the arguments' text.
+    Whole,
+    /// A key repeats one before it (or the next parameter's): the final object keeps one
+    /// entry for both, so the text so far would not last.
+    KeyRepeated,
+    /// They do not convert to the entries the shape predicts.
+    Unreadable,
 }
 
 /// What a sketch knows of its call so far.
@@ -649,10 +673,9 @@ impl Sketch {
             name: None,
             brackets: Brackets::default(),
             built: String::new(),
-            parameters: 0,
-            keys: Vec::new(),
+            whole: 0,
+            keys: HashSet::new(),
             value: OpenValue::default(),
-            with_value: String::new(),
             searched: 0,
             match_at_end: false,
             dialect: DialectArguments::default(),
@@ -751,8 +774,7 @@ impl Sketch {
         };
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
-            ShapeKind::XmlParameters => self.xml_arguments(),
-            ShapeKind::Pythonic => &self.built,
+            ShapeKind::XmlParameters | ShapeKind::Pythonic => &self.built,
             ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
         };
@@ -846,7 +868,7 @@ impl Sketch {
                 .unwrap_or(raw.len());
             if !raw[from..].contains(end_literal) {
                 self.searched = raw.len();
-                self.read_open_value(shape, raw, start, at);
+                self.read_open_value(shape, raw, at);
                 return Stage::Arguments { start, at };
             }
         }
@@ -866,46 +888,76 @@ impl Sketch {
             found += 1;
         }
         if found == 0 {
-            self.read_open_value(shape, raw, start, at);
+            self.read_open_value(shape, raw, at);
             return Stage::Arguments { start, at };
         }
-        let text = &raw[start..end];
-        let parsed = parse_node(arguments, Content::borrowed(text), &mut Walk::strict());
-        let Ok(Value::Object(object)) = parsed else {
-            return Stage::GaveUp;
-        };
-        if object.len() != self.parameters + found {
+        match self.append_parameters(arguments, &raw[at..end], found, None) {
+            Appended::Whole => {}
             // A parameter written twice: the final object keeps one key for both.
-            return Stage::GaveUp;
+            Appended::KeyRepeated | Appended::Unreadable => return Stage::GaveUp,
         }
-        let keys = object.iter().map(|(k, _)| k.clone()).collect();
-        let mut json = Value::Object(object).to_string();
-        json.pop();
-        if !json.starts_with(self.xml_arguments()) {
-            return Stage::GaveUp;
-        }
-        self.built = json;
-        self.parameters += found;
-        self.keys = keys;
         self.value = OpenValue::Undecided;
-        self.with_value.clear();
-        self.read_open_value(shape, raw, start, end);
+        self.read_open_value(shape, raw, end);
         Stage::Arguments { start, at: end }
     }
 
-    /// The XML shape's arguments' text known: the parameters so far, and the open one's string
-    /// value as far as it is final.
-    fn xml_arguments(&self) -> &str {
-        if self.with_value.is_empty() {
-            &self.built
-        } else {
-            &self.with_value
+    /// Converts the parameters newly whole — `piece`, the text from the end of the last whole
+    /// one to the end of the `found` key-value matches after it — and appends their compact
+    /// JSON to the arguments' text, in place of what of the open value had gone out.
+    ///
+    /// Why the parameters can be converted piece by piece rather than from the call's start
+    /// (which costs time quadratic in the number of parameters): the arguments node is read by
+    /// its `x-regex-key-value` alone, with no `properties` or `required` (checked with the
+    /// shape), so the conversion is one match after another, each entry converted on its own
+    /// by `additionalProperties`; the matches in `piece` are the ones the whole text has there,
+    /// since the pattern looks at no text before a match's start (the search resumes at the last
+    /// match's end either way); and compact JSON writes an object's entries one after another.
+    /// So the conversion of all whole parameters is the old text, `,`, then the piece's entries
+    /// — unless a key repeats, which the set of keys finds.
+    /// `next` is the key of a parameter after the piece, which must not repeat one either.
+    fn append_parameters(
+        &mut self,
+        arguments: &Node,
+        piece: &str,
+        found: usize,
+        next: Option<&str>,
+    ) -> Appended {
+        let parsed = parse_node(arguments, Content::borrowed(piece), &mut Walk::strict());
+        let Ok(Value::Object(object)) = parsed else {
+            return Appended::Unreadable;
+        };
+        let repeats = |k: &str| self.keys.contains(k) || object.contains_key(k);
+        if object.len() != found
+            || object.keys().any(|k| self.keys.contains(k))
+            || next.is_some_and(repeats)
+        {
+            return Appended::KeyRepeated;
         }
+        let keys: Vec<String> = object.keys().cloned().collect();
+        let json = Value::Object(object).to_string();
+        let Some(entries) = json.strip_prefix('{').and_then(|j| j.strip_suffix('}')) else {
+            return Appended::Unreadable;
+        };
+        let separator = if self.whole == 0 { "{" } else { "," };
+        // What of the open value went out must begin the parameter it was read from.
+        let sent = &self.built[self.whole..];
+        let fits = sent
+            .strip_prefix(separator)
+            .map_or(sent.is_empty(), |rest| entries.starts_with(rest));
+        if !fits {
+            return Appended::Unreadable;
+        }
+        self.built.truncate(self.whole);
+        self.built.push_str(separator);
+        self.built.push_str(entries);
+        self.whole = self.built.len();
+        self.keys.extend(keys);
+        Appended::Whole
     }
 
     /// Reads the value of the parameter that starts at `at` (after the last whole one), when the
     /// shape streams string values ([`super::open_value`]).
-    fn read_open_value(&mut self, shape: &CallShape, raw: &str, start: usize, at: usize) {
+    fn read_open_value(&mut self, shape: &CallShape, raw: &str, at: usize) {
         let (Some(facts), Some(arguments)) = (&shape.string_values, shape.parameters()) else {
             return;
         };
@@ -913,20 +965,12 @@ impl Sketch {
             facts,
             arguments,
             raw,
-            start,
             at,
         };
         self.value = match self.value {
-            OpenValue::Undecided => {
-                let mut text = self.built.clone();
-                let value = reader.decide(&mut text, &self.keys);
-                if matches!(value, OpenValue::Streaming { .. }) {
-                    self.with_value = text;
-                }
-                value
-            }
+            OpenValue::Undecided => reader.decide(&mut self.built, &self.keys),
             OpenValue::NotString => OpenValue::NotString,
-            OpenValue::Streaming { sent_to } => reader.extend(&mut self.with_value, sent_to),
+            OpenValue::Streaming { sent_to } => reader.extend(&mut self.built, sent_to),
         };
     }
 
@@ -1137,21 +1181,17 @@ impl Sketch {
         let Some(cut) = cut.filter(|&c| c > at) else {
             return stay(at);
         };
-        let params = &raw[start..cut];
+        let piece = &raw[at..cut];
         let Some(key) = key_value.regex.group_index("key") else {
             return Stage::GaveUp;
         };
         let mut found = 0;
-        for caps in key_value.regex.find_iter(params) {
+        for caps in key_value.regex.find_iter(piece) {
             match caps {
                 Ok(caps) if caps.span(key).is_some() => found += 1,
                 _ => return Stage::GaveUp,
             }
         }
-        let parsed = parse_node(arguments, Content::borrowed(params), &mut Walk::strict());
-        let Ok(Value::Object(object)) = parsed else {
-            return Stage::GaveUp;
-        };
         if found == 0 {
             return stay(at);
         }
@@ -1160,16 +1200,11 @@ impl Sketch {
         // nothing more is sent (a parameter sent before is then taken back too, and the strict
         // stream fails, as for XML parameters written twice).
         let next_key = key_after(&raw[cut + 1..]);
-        if object.len() != found || next_key.is_some_and(|k| object.contains_key(k)) {
-            return Stage::Done { start, end: at };
+        match self.append_parameters(arguments, piece, found, next_key) {
+            Appended::Whole => stay(cut),
+            Appended::KeyRepeated => Stage::Done { start, end: at },
+            Appended::Unreadable => Stage::GaveUp,
         }
-        let mut json = Value::Object(object).to_string();
-        json.pop();
-        if !json.starts_with(&self.built) {
-            return Stage::GaveUp;
-        }
-        self.built = json;
-        stay(cut)
     }
 
     /// Gemma's dialect arguments from `start`: the parameters before the last top-level `,`,
