@@ -20,14 +20,17 @@
 //! written, JSON-escaped (escaping is per character), less what may still change: a partial
 //! `<|"|>` at the end (maybe the closer) and a partial `None` after `:`, `[` or `,` (the
 //! substitution rewrites it inside strings too, when `,`, `}` or `]` follows). Whether the value
-//! is that string is decided once, by converting the text so far closed by `<|"|>}`: its last key
+//! is that string is decided once, by converting the parameter so far closed by `<|"|>}`: its key
 //! must be the key and its value the text as written. A `None` that the substitution would
 //! rewrite stops the value's streaming (the rest goes out with the next parameter or the close).
 //!
-//! The probe is converted by the arguments' own schema node (its substitutions and parser), and
-//! its key count must be the number of parameters read: anything else gives up, and the call's
+//! Each parameter is converted on its own, `{` + its text + `}`, by the arguments' own schema node
+//! (its substitutions and parser; [`DialectArguments::convert`] says why that is its part of the
+//! whole object), and must give one key not read before: anything else gives up, and the call's
 //! arguments go out when it closes. Arguments whose first key is a JSON string (`{"a": 1}`) also
 //! give up: the model may have written plain JSON, whose own text the final message keeps.
+
+use std::collections::HashSet;
 
 use memchr::memmem;
 
@@ -56,6 +59,8 @@ pub(crate) fn is_dialect_arguments(arguments: &Node) -> bool {
         && arguments.regex.is_none()
         && arguments.iterator.is_none()
         && arguments.key_value.is_none()
+        && arguments.properties.as_deref().is_none_or(<[_]>::is_empty)
+        && arguments.required.is_empty()
         && arguments.substitutions.iter().all(|s| {
             s.pattern.regex.python_pattern() == NONE_PATTERN
                 && s.replacement_source == NONE_REPLACEMENT
@@ -85,19 +90,21 @@ pub(crate) struct DialectArguments {
     quoted: bool,
     string: bool,
     escaped: bool,
-    /// The top-level parameters converted so far.
-    parameters: usize,
-    /// Their compact JSON, without the closing `}`.
+    /// The keys of the top-level parameters converted so far (a set: a key written twice is
+    /// found without a scan of them all).
+    keys: HashSet<String>,
+    /// The arguments' JSON text known, without the closing `}`: the converted parameters' (its
+    /// first `whole` bytes), then as much of the open parameter's string value as is final.
     built: String,
+    whole: usize,
     /// The object closed: nothing more goes out before the call closes.
     closed: bool,
     /// Where the open parameter starts (after the last top-level `,`, or the `{`), and where the
     /// last `<|"|>` string opened.
     pair_start: usize,
     quote_open: usize,
-    /// The open parameter's string value, and `built` extended by as much of it as is final.
+    /// The open parameter's string value.
     value: OpenString,
-    with_value: String,
 }
 
 impl DialectArguments {
@@ -155,7 +162,7 @@ impl DialectArguments {
                 }
                 continue;
             }
-            if self.parameters == 0 && self.depth == 1 && b == b'"' && self.built.is_empty() {
+            if self.keys.is_empty() && self.depth == 1 && b == b'"' && self.built.is_empty() {
                 let first = bytes[1..i].iter().all(u8::is_ascii_whitespace);
                 if first {
                     // The first key is a JSON string: maybe plain JSON, kept as written.
@@ -171,10 +178,9 @@ impl DialectArguments {
                     self.closed = self.depth == 0;
                 }
                 b',' if self.depth == 1 => {
-                    self.convert(arguments, &text[..i])?;
+                    self.convert(arguments, &text[self.pair_start..i])?;
                     self.pair_start = i + 1;
                     self.value = OpenString::Undecided;
-                    self.with_value.clear();
                 }
                 _ => {}
             }
@@ -188,11 +194,7 @@ impl DialectArguments {
     /// The arguments' JSON text known so far (without the closing `}`, or the open string's
     /// closing `"`): only ever grows.
     pub(crate) fn known(&self) -> &str {
-        if self.with_value.len() > self.built.len() {
-            &self.with_value
-        } else {
-            &self.built
-        }
+        &self.built
     }
 
     /// The open parameter's string value (see the module documentation).
@@ -209,7 +211,7 @@ impl DialectArguments {
                     self.value = OpenString::No;
                     return;
                 }
-                push_escaped(&mut self.with_value, "", &text[sent_to..end]);
+                push_escaped(&mut self.built, "", &text[sent_to..end]);
                 self.value = OpenString::Streaming { sent_to: end };
             }
             OpenString::Streaming { .. } => {}
@@ -217,7 +219,7 @@ impl DialectArguments {
     }
 
     /// Whether the open parameter is `KEY:<|"|>text` whose value is the text as written: then
-    /// `with_value` is the arguments with the text so far.
+    /// the text so far is added to `built`.
     fn decide(&mut self, arguments: &Node, text: &str, content: usize, end: usize) -> OpenString {
         let Some(key) = text[self.pair_start..self.quote_open].strip_suffix(':') else {
             return OpenString::No;
@@ -225,46 +227,66 @@ impl DialectArguments {
         if key.is_empty() || !key.chars().all(is_word) || rewrites_none(text, content, end) {
             return OpenString::No;
         }
-        let probe = format!("{}<|\"|>}}", &text[..end]);
+        // The parameter on its own (see `convert` for why that is its part of the whole).
+        let probe = format!("{{{}<|\"|>}}", &text[self.pair_start..end]);
         let parsed = parse_node(arguments, Content::borrowed(&probe), &mut Walk::strict());
         let Ok(Value::Object(object)) = parsed else {
             return OpenString::No;
         };
         let last = object.iter().last();
-        let same = object.len() == self.parameters + 1
+        let same = object.len() == 1
+            && !self.keys.contains(key)
             && matches!(last, Some((k, Value::String(v))) if k == key && v == &text[content..end]);
         if !same {
             return OpenString::No;
         }
         let json = Value::Object(object).to_string();
-        let Some(open) = json.strip_suffix("\"}") else {
+        let Some(open) = json.strip_prefix('{').and_then(|j| j.strip_suffix("\"}")) else {
             return OpenString::No;
         };
-        if !open.starts_with(self.built.as_str()) {
-            return OpenString::No;
-        }
-        self.with_value = open.to_owned();
+        self.built
+            .push_str(if self.keys.is_empty() { "{" } else { "," });
+        self.built.push_str(open);
         OpenString::Streaming { sent_to: end }
     }
 
-    /// Converts the parameters before a top-level `,` (`head`): their compact JSON must extend
-    /// what was known, with one more key.
-    fn convert(&mut self, arguments: &Node, head: &str) -> Option<()> {
-        let probe = format!("{head}}}");
+    /// Converts the parameter before a top-level `,` (`pair`, after the `{` or the last
+    /// top-level `,`): its compact JSON must add one new key to what was known, and begin with
+    /// what of its string value went out.
+    ///
+    /// Why the parameter converts on its own, as `{pair}`, to its part of the whole object (and
+    /// so the arguments' text stays linear in a long call, rather than converting everything
+    /// from the `{` at each `,`): the strings inside it are taken as in the whole text (the scan
+    /// cut it outside every string); the bare-key quoting reads the `{` or `,` before a key, and
+    /// `{` stands where the `,` stood; the `None` rewrite reads one character around a word, and
+    /// `}` ends a `None` as the `,` did; `json.loads` reads an object's entries one after
+    /// another; and the arguments' schema converts each entry on its own (`additionalProperties`
+    /// only, which `is_dialect_arguments` requires of a dialect call).
+    fn convert(&mut self, arguments: &Node, pair: &str) -> Option<()> {
+        let probe = format!("{{{pair}}}");
         let parsed = parse_node(arguments, Content::borrowed(&probe), &mut Walk::strict()).ok()?;
         let Value::Object(object) = parsed else {
             return None;
         };
-        if object.len() != self.parameters + 1 {
+        let key = match object.keys().next() {
+            Some(key) if object.len() == 1 && !self.keys.contains(key) => key.clone(),
+            _ => return None,
+        };
+        let json = Value::Object(object).to_string();
+        let entry = json.strip_prefix('{')?.strip_suffix('}')?;
+        let separator = if self.keys.is_empty() { "{" } else { "," };
+        let sent = &self.built[self.whole..];
+        let fits = sent
+            .strip_prefix(separator)
+            .map_or(sent.is_empty(), |rest| entry.starts_with(rest));
+        if !fits {
             return None;
         }
-        let mut json = Value::Object(object).to_string();
-        json.pop();
-        if !json.starts_with(self.built.as_str()) {
-            return None;
-        }
-        self.built = json;
-        self.parameters += 1;
+        self.built.truncate(self.whole);
+        self.built.push_str(separator);
+        self.built.push_str(entry);
+        self.whole = self.built.len();
+        self.keys.insert(key);
         Some(())
     }
 }
