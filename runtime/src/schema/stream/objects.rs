@@ -78,6 +78,8 @@ pub(crate) struct ObjectScan<'p> {
     /// Where the substitution's next match is searched from (`re.sub` resumes after a match;
     /// positions before the last `}` seen without a match start none).
     join_from: usize,
+    /// The text read byte by byte for the join: its last `}` and what follows it.
+    tail: JoinTail,
     /// Where the search for a tag the model wrote resumes.
     tag_from: usize,
 }
@@ -103,6 +105,7 @@ impl<'p> ObjectScan<'p> {
             stage: Stage::Done,
             join_from: 0,
             tag_from: 0,
+            tail: JoinTail::default(),
         })
     }
 
@@ -142,12 +145,14 @@ impl<'p> ObjectScan<'p> {
         self.stage = Stage::FirstBrace { at: opener_end };
         self.join_from = opener_end;
         self.tag_from = opener_end;
+        self.tail = JoinTail::at(opener_end);
     }
 
     /// Starts reading the calls at a bare `{` at `at` (the root substitution gave it the opener).
     pub(crate) fn start_bare(&mut self, at: usize) {
         self.enter_call(at);
         self.join_from = at;
+        self.tail = JoinTail::at(at);
     }
 
     fn enter_call(&mut self, start: usize) {
@@ -183,6 +188,7 @@ impl<'p> ObjectScan<'p> {
                     }
                 },
                 Stage::Call { start } => {
+                    self.tail.read(text, limit);
                     let tag = self.find_tag(bytes);
                     let join = match self.find_join(text, limit, start) {
                         Ok(join) => join,
@@ -217,7 +223,7 @@ impl<'p> ObjectScan<'p> {
                         (None, None) => {
                             return CallStep::Open {
                                 start,
-                                known: open_known(text, start, limit),
+                                known: self.tail.open_known(start),
                             }
                         }
                     };
@@ -263,12 +269,21 @@ impl<'p> ObjectScan<'p> {
     ) -> Result<Option<(usize, usize, usize)>, ()> {
         loop {
             let from = self.join_from.min(limit);
-            let found = self.join.search(&text[from..limit]).map_err(|_| ())?;
+            // The byte-by-byte reading finds every match the regex does (it reads the same
+            // pattern), so without one completed after `from` there is nothing to search: a
+            // long call costs its bytes once, not once per chunk.
+            let found = if self.tail.completed_after(from) {
+                self.join.search(&text[from..limit]).map_err(|_| ())?
+            } else {
+                None
+            };
             let Some(m) = found else {
-                // Only the last `}` may begin a match that more text completes.
-                if let Some(i) = memchr::memrchr(b'}', &text.as_bytes()[from..limit]) {
-                    self.join_from = from + i;
-                }
+                // Only the last `}` may begin a match that more text completes, and only if
+                // the text after it may still become the rest of one.
+                self.join_from = match self.tail.live_brace() {
+                    Some(brace) if brace >= from => brace,
+                    _ => limit,
+                };
                 return Ok(None);
             };
             let (at, end) = (from + m.start(), from + m.end());
@@ -288,40 +303,112 @@ impl DecidedCalls for ObjectScan<'_> {
     }
 }
 
-/// How far the text of the call open at `start` is its own, with `text[..limit]` known and no
-/// tag or join found after it: up to its last non-space character (white space before the
-/// end of the calls' text is not the call's), and before a `}` that more text may complete
-/// into a join (the call then ends after that `}`, and what follows is not its text).
-fn open_known(text: &str, start: usize, limit: usize) -> usize {
-    let end = start + text[start..limit].trim_end_matches(is_space).len();
-    match memchr::memrchr(b'}', &text.as_bytes()[start..end]) {
-        Some(i) if may_join(&text[start + i + 1..limit]) => start + i + 1,
-        _ => end,
-    }
+/// The join pattern `\}\s*;\s*(\{\s*"(?:name|type)"\s*:)` read one character at a time, as the
+/// text arrives: where the last `}` is, how far the text after it has gone into the pattern,
+/// where the last match completed, and where the last non-space character ends. Each character
+/// is read once, so the open call's known text, and whether the regex needs to run, cost the
+/// new text only (the scan used to look back over the whole call on every chunk).
+#[derive(Debug, Clone, Copy, Default)]
+struct JoinTail {
+    /// How far the text has been read.
+    read_to: usize,
+    /// The last `}` read, and the state of the text after it.
+    brace: Option<usize>,
+    state: TailState,
+    /// Where the last match read ends.
+    completed: Option<usize>,
+    /// Where the last non-space character read ends.
+    non_space_end: usize,
 }
 
-/// Whether `after` (the text after a `}`) may still become the rest of a match of
-/// [`JOIN_PATTERN`]: `\s*;\s*\{\s*"(?:name|type)"\s*:` cut at its end. (A whole match was
-/// searched for already: it is not there.)
-fn may_join(after: &str) -> bool {
-    let mut rest = after;
-    for literal in [";", "{"] {
-        rest = rest.trim_start_matches(is_space);
-        if rest.is_empty() {
-            return true;
+/// How far the text after the last `}` has gone into the rest of a join match.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum TailState {
+    /// No `}` yet, or the text after it cannot be the rest of a match.
+    #[default]
+    Dead,
+    /// `\s*` before `;`.
+    BeforeSemicolon,
+    /// `\s*` before `{`.
+    BeforeBrace,
+    /// `\s*` before the key.
+    BeforeKey,
+    /// `n` (1 to 5) bytes of `"name"` (`name: true`) or `"type"` read.
+    Key { name: bool, n: u8 },
+    /// `\s*` before `:`.
+    BeforeColon,
+}
+
+impl JoinTail {
+    /// A reading that starts at `at`.
+    fn at(at: usize) -> Self {
+        JoinTail {
+            read_to: at,
+            non_space_end: at,
+            ..JoinTail::default()
         }
-        let Some(r) = rest.strip_prefix(literal) else {
-            return false;
-        };
-        rest = r;
     }
-    let rest = rest.trim_start_matches(is_space);
-    let key = rest.split_once(|c: char| c == ':' || is_space(c));
-    match key {
-        // `"name"` or `"type"`, and white space then `:` may follow.
-        None => ["\"name\"", "\"type\""].iter().any(|k| k.starts_with(rest)),
-        Some((key, tail)) => {
-            ["\"name\"", "\"type\""].contains(&key) && tail.trim_start_matches(is_space).is_empty()
+
+    /// Reads `text[..limit]` on from where the last read stopped.
+    fn read(&mut self, text: &str, limit: usize) {
+        let Some(new) = text.get(self.read_to..limit) else {
+            return;
+        };
+        for (i, c) in new.char_indices() {
+            let at = self.read_to + i;
+            if !is_space(c) {
+                self.non_space_end = at + c.len_utf8();
+            }
+            if c == '}' {
+                self.brace = Some(at);
+                self.state = TailState::BeforeSemicolon;
+                continue;
+            }
+            self.state = match (self.state, c) {
+                (TailState::Dead, _) => TailState::Dead,
+                (TailState::Key { .. }, c) if is_space(c) => TailState::Dead,
+                (state, c) if is_space(c) => state,
+                (TailState::BeforeSemicolon, ';') => TailState::BeforeBrace,
+                (TailState::BeforeBrace, '{') => TailState::BeforeKey,
+                (TailState::BeforeKey, '"') => TailState::Key { name: true, n: 1 },
+                (TailState::Key { n: 1, .. }, 'n') => TailState::Key { name: true, n: 2 },
+                (TailState::Key { n: 1, .. }, 't') => TailState::Key { name: false, n: 2 },
+                (TailState::Key { name, n }, c) => {
+                    let key = if name { "\"name\"" } else { "\"type\"" };
+                    match key[usize::from(n)..].chars().next() {
+                        Some(k) if k == c && n == 5 => TailState::BeforeColon,
+                        Some(k) if k == c => TailState::Key { name, n: n + 1 },
+                        _ => TailState::Dead,
+                    }
+                }
+                (TailState::BeforeColon, ':') => {
+                    self.completed = Some(at + 1);
+                    TailState::Dead
+                }
+                _ => TailState::Dead,
+            };
+        }
+        self.read_to = limit;
+    }
+
+    /// Whether a match read ends after `from` (the regex then finds it, or one before it).
+    fn completed_after(&self, from: usize) -> bool {
+        self.completed.is_some_and(|end| end > from)
+    }
+
+    /// The last `}` read, if the text after it may still become the rest of a match.
+    fn live_brace(&self) -> Option<usize> {
+        self.brace.filter(|_| self.state != TailState::Dead)
+    }
+
+    /// How far the text of the call open at `start` is its own, with the text read and no tag
+    /// or join found after it: up to its last non-space character (white space before the end
+    /// of the calls' text is not the call's), and before a `}` that more text may complete into
+    /// a join (the call then ends after that `}`, and what follows is not its text).
+    fn open_known(&self, start: usize) -> usize {
+        match self.live_brace() {
+            Some(brace) if brace >= start => brace + 1,
+            _ => self.non_space_end.max(start),
         }
     }
 }

@@ -1,0 +1,167 @@
+//! Whether streaming one long tool call stays linear in its length (issue 21: no input runs
+//! longer than linear time), for every shipped name, through the plain stream and the OpenAI
+//! delta adapter.
+//!
+//! Each name's `examples/NAME/tool_call.txt` gets the first string value of its call's
+//! arguments (as the one-shot parse reads it) made long — `LONG=values`, the default: the value
+//! followed by N words — or, for the families whose parameters are written one by one
+//! (`LONG=parameters`: qwen3_coder's XML, lfm2's pythonic call, gemma4's dialect), N more
+//! parameters. The text is fed in 16-byte chunks (`CHUNK=n`), then finished; the times for N
+//! and 4N are printed with their ratio: about 4 is linear, about 16 quadratic.
+//!
+//! ```text
+//! cargo run --release --example long_call              # every shipped name
+//! cargo run --release --example long_call -- lfm2      # one
+//! LONG=parameters cargo run --release --example long_call
+//! ```
+//!
+//! BENCHMARKS.md ("Long calls") has the results.
+use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
+use chatparse::runtime::Spec;
+use std::time::{Duration, Instant};
+
+/// Streams `text` in `chunk`-byte pieces, then finishes: the time taken, and whether the stream
+/// succeeded (a strict stream may refuse an inflated example).
+fn plain(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
+    let start = Instant::now();
+    let Ok(mut stream) = spec.stream(None, None) else {
+        return (start.elapsed(), false);
+    };
+    let mut ok = true;
+    for piece in pieces(text, chunk) {
+        ok &= stream.feed_with(piece, &mut |_| {}).is_ok();
+    }
+    ok &= stream.finish_with(&mut |_| {}).is_ok();
+    (start.elapsed(), ok)
+}
+
+/// The same through the OpenAI delta adapter.
+fn deltas(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
+    let start = Instant::now();
+    let ids = Box::new(CounterIds::default());
+    let Ok(mut stream) = DeltaStream::from_spec(spec, None, None, Options::default(), ids) else {
+        return (start.elapsed(), false);
+    };
+    let mut ok = true;
+    for piece in pieces(text, chunk) {
+        ok &= stream.feed_with(piece, &mut |_| {}).is_ok();
+    }
+    ok &= stream.finish().is_ok();
+    (start.elapsed(), ok)
+}
+
+fn pieces(text: &str, chunk: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + chunk).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+    }
+    out
+}
+
+/// The example with its call made long, or `None` when the call's first string value is not
+/// written as is in the text.
+fn inflate(spec: &Spec, example: &str, name: &str, n: usize, parameters: bool) -> Option<String> {
+    if parameters {
+        let extra: Vec<String> = (0..n)
+            .map(|i| many_parameter(name, i))
+            .collect::<Option<_>>()?;
+        let (anchor, joiner) = parameter_anchor(name)?;
+        let at = example.find(anchor)?;
+        return Some(format!(
+            "{}{}{}",
+            &example[..at],
+            extra.join(joiner),
+            &example[at..]
+        ));
+    }
+    let message = spec.parse(example).ok()?;
+    let arguments = message["tool_calls"][0]["function"]["arguments"].as_object()?;
+    let value = arguments.values().find_map(|v| v.as_str())?;
+    if value.len() < 3 {
+        return None;
+    }
+    let at = example.find(value)? + value.len();
+    let words = " and more words".repeat(n);
+    Some(format!("{}{words}{}", &example[..at], &example[at..]))
+}
+
+/// Where the extra parameters go (before the example's first parameter), and what joins them.
+fn parameter_anchor(name: &str) -> Option<(&'static str, &'static str)> {
+    match name {
+        "qwen3_coder" => Some(("<parameter=path>", "")),
+        "lfm2" => Some(("candidate_id=", "")),
+        "gemma4" => Some(("location:", "")),
+        _ => None,
+    }
+}
+
+fn many_parameter(name: &str, i: usize) -> Option<String> {
+    match name {
+        "qwen3_coder" => Some(format!("<parameter=k{i}>\nv{i}\n</parameter>\n")),
+        "lfm2" => Some(format!("k{i}='v{i}', ")),
+        "gemma4" => Some(format!("k{i}:<|\"|>v{i}<|\"|>,")),
+        _ => None,
+    }
+}
+
+fn main() {
+    let only = std::env::args().nth(1);
+    let parameters = std::env::var("LONG").is_ok_and(|l| l == "parameters");
+    let chunk: usize = std::env::var("CHUNK")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(16);
+    let n: usize = std::env::var("N")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1000);
+    println!("name | bytes N / 4N | plain N, 4N (ratio) | deltas N, 4N (ratio)");
+    for name in chatparse::shipped::names() {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let spec = chatparse::shipped::spec(name)
+            .expect("shipped")
+            .expect("loads");
+        let example =
+            std::fs::read_to_string(format!("examples/{name}/tool_call.txt")).expect("an example");
+        let (Some(small), Some(large)) = (
+            inflate(&spec, &example, name, n, parameters),
+            inflate(&spec, &example, name, 4 * n, parameters),
+        ) else {
+            continue;
+        };
+        // The fastest of three runs, after one that compiles the patterns used.
+        let best = |run: &dyn Fn(&str) -> (Duration, bool), text: &str| {
+            run(text);
+            (0..3)
+                .map(|_| run(text))
+                .min_by_key(|(time, _)| *time)
+                .expect("three runs")
+        };
+        let (p1, ok1) = best(&|t| plain(&spec, t, chunk), &small);
+        let (p4, ok4) = best(&|t| plain(&spec, t, chunk), &large);
+        let (d1, dok1) = best(&|t| deltas(&spec, t, chunk), &small);
+        let (d4, dok4) = best(&|t| deltas(&spec, t, chunk), &large);
+        let ok = |a: bool, b: bool| if a && b { "" } else { " (refused)" };
+        println!(
+            "{name} | {} / {} | {:.1?}, {:.1?} ({:.1}){} | {:.1?}, {:.1?} ({:.1}){}",
+            small.len(),
+            large.len(),
+            p1,
+            p4,
+            p4.as_secs_f64() / p1.as_secs_f64(),
+            ok(ok1, ok4),
+            d1,
+            d4,
+            d4.as_secs_f64() / d1.as_secs_f64(),
+            ok(dok1, dok4),
+        );
+    }
+}
