@@ -467,3 +467,72 @@ pub(crate) fn bare_call_at(rest: &str) -> Option<bool> {
     while chars.next_if(|&c| is_space(c)).is_some() {}
     Some(chars.next()? == ':')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Texts made of the join pattern's pieces, so that matches, near misses and cut matches
+    /// are common.
+    fn text() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "}",
+            ";",
+            "{",
+            "\"",
+            "\"name\"",
+            "\"type\"",
+            "\"nam",
+            ":",
+            " ",
+            "\n",
+            "\u{3000}",
+            "x",
+            "n",
+            "t",
+            "ype\"",
+            "}; {\"name\":",
+            "} ;\n{ \"type\" :",
+        ]);
+        prop::collection::vec(piece, 0..24).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        /// Read in any chunks, the byte-by-byte reading agrees with the regex: every match it
+        /// completes is one the regex finds (the last one's end), and the last `}` is live
+        /// exactly when the text after it is a proper prefix of the rest of a match (some
+        /// continuation completes a match there).
+        #[test]
+        fn join_tail_reads_as_the_regex(text in text(), cuts in prop::collection::vec(0usize..64, 0..6)) {
+            let regex = PyRegex::new(JOIN_PATTERN).unwrap();
+            let mut tail = JoinTail::at(0);
+            let mut limits: Vec<usize> = cuts
+                .into_iter()
+                .map(|c| c.min(text.len()))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            limits.sort_unstable();
+            limits.push(text.len());
+            for limit in limits {
+                tail.read(&text, limit);
+            }
+            let ends: Vec<usize> = regex.find_iter(&text).map(|m| m.unwrap().end()).collect();
+            prop_assert_eq!(tail.completed, ends.last().copied());
+            let last_brace = text.rfind('}');
+            prop_assert_eq!(tail.brace, last_brace);
+            if let Some(b) = last_brace {
+                let after = &text[b + 1..];
+                let completes = ["; {\"name\":", ";{\"type\":", "\"name\":", "\"type\":", "name\":",
+                    "ame\":", "me\":", "e\":", "\":", ":", "ype\":", "pe\":", "{\"name\":", "{\"type\":"]
+                    .iter()
+                    .any(|rest| {
+                        let probe = format!("}}{after}{rest}");
+                        regex.search(&probe).unwrap().is_some_and(|m| m.start() == 0 && m.end() == probe.len())
+                    });
+                let whole = regex.search(&text[b..]).unwrap().is_some_and(|m| m.start() == 0);
+                prop_assert_eq!(tail.live_brace().is_some(), completes && !whole, "after {:?}", after);
+            }
+        }
+    }
+}
