@@ -1190,3 +1190,33 @@ fn leading_is_refused_where_no_substitution_reorders_the_output() {
         "{text}"
     );
 }
+
+/// lfm2: a call whose `)` is followed by `<` ends once the list's `<|tool_call_end|>` has
+/// arrived whole — the schema's list text `L` ends before `\s*\]?\s*<|tool_call_end|>`, and its
+/// iterator ends a call at a `)` followed by white space and the end of `L` — whichever chunk
+/// the `)<` came in (before the closer is whole, `<` may be text, and the `)` ends nothing).
+/// A `)<` inside a string does not end its call.
+#[test]
+fn lfm2_call_before_the_closer_ends_when_the_list_closes() {
+    let spec = chatparse::shipped::spec("lfm2").unwrap().unwrap();
+    let input = "<|tool_call_start|>[f(a=1), g(b='x)<y')<|tool_call_end|><|im_end|>";
+    let closer = input.find("<|tool_call_end|>").unwrap() + "<|tool_call_end|>".len();
+    let list_start = input.find('[').unwrap() + 1;
+    for cut in list_start..closer {
+        let mut parser = spec.stream(None, None).unwrap();
+        let mut calls = 0;
+        let mut count = |e: Event<'_>| {
+            if matches!(e, Event::RegionClose { field, .. } if field == "tool_calls") {
+                calls += 1;
+            }
+        };
+        parser.feed_with(&input[..cut], &mut count).unwrap();
+        parser.feed_with(&input[cut..closer], &mut count).unwrap();
+        assert_eq!(calls, 2, "cut at {:?}", &input[..cut]);
+        let message = parser.finish_with(&mut |_| {}).unwrap();
+        assert_eq!(
+            message["tool_calls"][1]["function"]["arguments"]["b"],
+            "x)<y"
+        );
+    }
+}

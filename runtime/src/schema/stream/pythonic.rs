@@ -70,6 +70,53 @@ pub(crate) struct PythonicScan<'p> {
     /// from there.
     sent_to: usize,
     done: bool,
+    /// The open call's text joined so far, kept from one chunk to the next.
+    open: OpenCall,
+    /// Once the calls' text is whole: the calls its schema read, not sent yet.
+    whole_calls: Option<std::vec::IntoIter<Value>>,
+}
+
+/// What the scan keeps of the call open at `from` between chunks, so that each chunk costs its
+/// own text rather than the call's (a long call would otherwise cost time quadratic in its
+/// length): the joined text, final as far as it goes, and where the searches resume.
+#[derive(Debug, Default)]
+struct OpenCall {
+    /// Where the call's raw text starts (`None`: nothing kept).
+    from: Option<usize>,
+    /// The raw text after the substitution, as far as it is final (up to a `]` that more text
+    /// may complete into a match), and how much of the raw text that is.
+    joined: String,
+    consumed: usize,
+    /// (position in `joined`, position in the raw text) where each unchanged stretch starts.
+    stretches: Vec<(usize, usize)>,
+    /// Where the first replacement starts in `joined`.
+    first_replacement: Option<usize>,
+    /// Where the searches in `joined` resume.
+    scan: EndScan,
+}
+
+/// Where the searches for the open call's end resume in its joined text.
+#[derive(Debug, Default)]
+struct EndScan {
+    /// Where the search for the list's closer resumes, and the closer once found.
+    close_from: usize,
+    close: Option<usize>,
+    /// Where the scan for the `)` that ends the call resumes: every `)` before it was decided
+    /// not to end the call, for good.
+    paren_from: usize,
+}
+
+impl OpenCall {
+    /// A position in `joined` (outside a replacement) as one in the raw text.
+    fn map(&self, x: usize) -> usize {
+        let &(o, r) = self
+            .stretches
+            .iter()
+            .rev()
+            .find(|&&(o, _)| o <= x)
+            .unwrap_or(&(0, 0));
+        r + (x - o)
+    }
 }
 
 impl<'p> PythonicScan<'p> {
@@ -89,6 +136,8 @@ impl<'p> PythonicScan<'p> {
             sent: 0,
             sent_to: 0,
             done: true,
+            open: OpenCall::default(),
+            whole_calls: None,
         })
     }
 
@@ -127,6 +176,8 @@ impl<'p> PythonicScan<'p> {
         self.sent = 0;
         self.sent_to = opener_at;
         self.done = false;
+        self.open = OpenCall::default();
+        self.whole_calls = None;
     }
 
     /// Reads `text[..limit]`; `ended`: the calls' text ends at `limit` (an end token is there).
@@ -151,23 +202,38 @@ impl<'p> PythonicScan<'p> {
         let Some(raw) = text.get(from..limit) else {
             return CallStep::Wait;
         };
-        let (joined, map) = match self.joined(raw) {
-            Some(j) => j,
-            None => return self.stop(),
-        };
-        match call_end(&joined) {
+        if self.open.from != Some(from) {
+            self.open = OpenCall {
+                from: Some(from),
+                stretches: vec![(0, 0)],
+                ..OpenCall::default()
+            };
+        }
+        if self.join(raw).is_none() {
+            return self.stop();
+        }
+        let open = &mut self.open;
+        let joined = open.joined.as_str();
+        match call_end(joined, &mut open.scan) {
             // The call at `from` is the iterator's next match, so once its `NAME(` is written
             // that is its name whatever follows (a call that then does not parse fails the
             // strict parse): its raw text up to the `(` is sent, for its start, and on to its
             // last non-space character before a `)` that may end it (or before the end of what
             // is known), where no join rewrote it.
-            Decided::Wait { known } => match call_name(&joined) {
+            Decided::Wait { known } => match call_name(joined) {
                 Some(Some(len)) => {
                     let own = joined[..known.max(len)].trim_end_matches(is_space).len();
-                    let unjoined = raw.get(..own) == joined.get(..own);
+                    // The raw text and the joined one agree before the first replacement (which
+                    // writes `, ` where the raw text has a `]`), and only there.
+                    let unjoined = open.first_replacement.is_none_or(|r| r >= own);
                     CallStep::Open {
                         start: self.sent_to,
-                        known: from + if unjoined { own.max(len) } else { map(len) },
+                        known: from
+                            + if unjoined {
+                                own.max(len)
+                            } else {
+                                open.map(len)
+                            },
                     }
                 }
                 _ => CallStep::Wait,
@@ -181,12 +247,13 @@ impl<'p> PythonicScan<'p> {
                 ) else {
                     return self.stop();
                 };
+                let (end, next) = (open.map(end), next.map(|n| open.map(n)));
                 self.sent += 1;
                 match next {
-                    Some(next) => self.next = Some(from + map(next)),
+                    Some(next) => self.next = Some(from + next),
                     None => self.done = true,
                 }
-                self.call(from + map(end), value)
+                self.call(from + end, value)
             }
         }
     }
@@ -204,17 +271,25 @@ impl<'p> PythonicScan<'p> {
 
     /// The calls' text is whole (`text[open_at..limit]`, less trailing white space): the field's
     /// own schema reads it, and the next call not sent yet is sent.
+    /// The calls' text is read once: the calls not sent yet are kept for the steps after.
     fn whole(&mut self, text: &str, limit: usize) -> CallStep {
         let calls_text = text[self.open_at..limit].trim_end_matches(is_space);
-        let parsed = parse_node(
-            self.node,
-            Content::borrowed(calls_text),
-            &mut Walk::strict(),
-        );
-        let Ok(Value::Array(calls)) = parsed else {
-            return self.stop();
-        };
-        match calls.into_iter().nth(self.sent) {
+        if self.whole_calls.is_none() {
+            let parsed = parse_node(
+                self.node,
+                Content::borrowed(calls_text),
+                &mut Walk::strict(),
+            );
+            let Ok(Value::Array(calls)) = parsed else {
+                return self.stop();
+            };
+            let mut calls = calls.into_iter();
+            if self.sent > 0 {
+                calls.nth(self.sent - 1);
+            }
+            self.whole_calls = Some(calls);
+        }
+        match self.whole_calls.as_mut().and_then(Iterator::next) {
             Some(value) => {
                 self.sent += 1;
                 self.call(self.open_at + calls_text.len(), value)
@@ -223,38 +298,36 @@ impl<'p> PythonicScan<'p> {
         }
     }
 
-    /// `raw` after the substitution, as far as it is final (up to a `]` that more text may
-    /// complete into a match), and a map from a position in it (outside a replacement) to one in
-    /// `raw`. `None` when the regex engine gives up (the one-shot parse would too).
-    #[allow(clippy::type_complexity)]
-    fn joined(&self, raw: &str) -> Option<(String, impl Fn(usize) -> usize)> {
-        let mut out = String::new();
-        // (position in `out`, position in `raw`) where each unchanged stretch starts.
-        let mut stretches = vec![(0usize, 0usize)];
+    /// Extends the open call's joined text with `raw` (the call's raw text so far) after the
+    /// substitution, as far as it is final: up to a `]` that more text may complete into a match.
+    /// `None` when the regex engine gives up (the one-shot parse would too).
+    ///
+    /// Why the search resumes where the last one stopped: a match starts at a `]` and holds no
+    /// other, so a `]` before the last one that did not start a match never will, and the
+    /// joined text before the resumption point is final.
+    fn join(&mut self, raw: &str) -> Option<()> {
+        let open = &mut self.open;
+        let Some(new) = raw.get(open.consumed..) else {
+            return Some(());
+        };
         let mut at = 0;
-        for m in self.join.pattern.regex.find_iter(raw) {
+        for m in self.join.pattern.regex.find_iter(new) {
             let m = m.ok()?;
-            out.push_str(&raw[at..m.start()]);
-            out.push_str(&self.join.replacement.expand(&m));
+            open.joined.push_str(&new[at..m.start()]);
+            open.first_replacement.get_or_insert(open.joined.len());
+            open.joined.push_str(&self.join.replacement.expand(&m));
             at = m.end();
-            stretches.push((out.len(), at));
+            open.stretches.push((open.joined.len(), open.consumed + at));
         }
         // Text after the last match: final up to a `]` that may begin one.
-        let rest = &raw[at..];
+        let rest = &new[at..];
         let cut = rest
             .rfind(']')
             .filter(|&i| may_join(&rest[i + 1..]))
             .unwrap_or(rest.len());
-        out.push_str(&rest[..cut]);
-        let map = move |x: usize| {
-            let &(o, r) = stretches
-                .iter()
-                .rev()
-                .find(|&&(o, _)| o <= x)
-                .unwrap_or(&(0, 0));
-            r + (x - o)
-        };
-        Some((out, map))
+        open.joined.push_str(&rest[..cut]);
+        open.consumed += at + cut;
+        Some(())
     }
 }
 
@@ -334,17 +407,36 @@ fn call_name(s: &str) -> Option<Option<usize>> {
 }
 
 /// Where the list's text ends in `joined` if that has arrived: the start of white space, an
-/// optional `]`, white space and a `<|tool_call_end|>`, at the first such closer.
-fn list_end(joined: &str) -> Option<usize> {
-    let close = joined.find(CLOSE)?;
+/// optional `]`, white space and a `<|tool_call_end|>`, at the first such closer. The closer is
+/// searched for in the text added since the last search only.
+fn list_end(joined: &str, open: &mut EndScan) -> Option<usize> {
+    let close = match open.close {
+        Some(close) => close,
+        None => {
+            let from = open.close_from.min(joined.len());
+            let found = joined[from..].find(CLOSE).map(|i| from + i);
+            open.close_from = joined.len().saturating_sub(CLOSE.len() - 1).max(from);
+            while !joined.is_char_boundary(open.close_from) {
+                open.close_from -= 1;
+            }
+            open.close = found;
+            found?
+        }
+    };
     let before = joined[..close].trim_end_matches(is_space);
     let before = before.strip_suffix(']').unwrap_or(before);
     Some(before.trim_end_matches(is_space).len())
 }
 
 /// The end of the call that starts `joined` (see the module documentation).
-fn call_end(joined: &str) -> Decided {
-    let list_end = list_end(joined);
+///
+/// The `)`s are scanned from where the last scan left off (`open.paren_from`): a `)` decided not
+/// to end the call stays so, unless the character after it (and its white space) is `]` or
+/// `<`, where the list's end may yet arrive and cut the text after the `)` away. After a `,`
+/// the decision cannot change: cutting text away can neither complete a `NAME(` nor, once the
+/// list's end is known, leave anything to wait for.
+fn call_end(joined: &str, open: &mut EndScan) -> Decided {
+    let list_end = list_end(joined, open);
     // The list's text, and whether its end is known.
     let (list, whole) = match list_end {
         Some(e) => (&joined[..e], true),
@@ -356,10 +448,15 @@ fn call_end(joined: &str) -> Decided {
         Some(None) => return Decided::Stop,
         Some(Some(_)) => {}
     }
-    for (r, _) in list.match_indices(')') {
+    let from = open.paren_from.min(list.len());
+    // The first `)` whose decision may still change: the next scan starts there.
+    let mut unsure = None;
+    for (r, _) in list[from..].match_indices(')') {
+        let r = from + r;
         let after = &list[r + 1..];
         let rest = after.trim_start_matches(is_space);
         if rest.is_empty() {
+            open.paren_from = unsure.unwrap_or(r);
             if whole {
                 // `)` then white space to the end of the list: its last call.
                 return Decided::End {
@@ -370,6 +467,11 @@ fn call_end(joined: &str) -> Decided {
             return Decided::Wait { known: r };
         }
         let Some(next) = rest.strip_prefix(',') else {
+            if rest.starts_with([']', '<']) {
+                unsure.get_or_insert(r);
+            } else if unsure.is_none() {
+                open.paren_from = r + 1;
+            }
             continue;
         };
         let name = next.trim_start_matches(is_space);
@@ -380,11 +482,25 @@ fn call_end(joined: &str) -> Decided {
                     next: Some(list.len() - name.len()),
                 }
             }
-            Some(None) => continue,
-            None if whole => continue,
-            None => return Decided::Wait { known: r },
+            Some(None) => {
+                if unsure.is_none() {
+                    open.paren_from = r + 1;
+                }
+                continue;
+            }
+            None if whole => {
+                if unsure.is_none() {
+                    open.paren_from = r + 1;
+                }
+                continue;
+            }
+            None => {
+                open.paren_from = unsure.unwrap_or(r);
+                return Decided::Wait { known: r };
+            }
         }
     }
+    open.paren_from = unsure.unwrap_or(list.len());
     // No `)` ends the call in the known text: it waits for more, or the list's end cuts it.
     if whole {
         Decided::Stop
