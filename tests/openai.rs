@@ -1101,3 +1101,83 @@ fn repeated_text_fields_stream_as_the_template_writes_them() {
         "{failed}"
     );
 }
+
+/// Every character Python's `str.strip()` removes (`str.isspace`), between words, in runs and at
+/// the end of a region, and characters that only look like spaces (`\u{200b}`, `\u{180e}`,
+/// `\u{ad}`) or are multi-byte: through transformers' Qwen3 and Gemma 4 templates, at every split
+/// point and in k-character chunks from every offset, the deltas rebuild the message, whose
+/// reasoning and content are each body without its trailing whitespace — the message
+/// transformers 5.23.0's `ResponseParser` gives for these inputs (checked with
+/// `scripts/reference/stream_generate.py`'s `load_reference`). Most of these feeds are runs of
+/// text the adapter sends on its fast path, whose trailing whitespace it holds back itself.
+#[test]
+fn stripped_regions_hold_back_every_python_space() {
+    const SPACES: &[char] = &[
+        '\t', '\n', '\x0b', '\x0c', '\r', '\x1c', '\x1d', '\x1e', '\x1f', ' ', '\u{85}', '\u{a0}',
+        '\u{1680}', '\u{2000}', '\u{200a}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}',
+        '\u{3000}',
+    ];
+    const NOT_SPACES: &[char] = &['\u{200b}', '\u{180e}', '\u{ad}', 'é', '東', '😀'];
+    // `tag`, then each space around a character that is not one, then a tail of spaces.
+    let body = |tag: &str| {
+        let mut text = tag.to_owned();
+        for (i, s) in SPACES.iter().enumerate() {
+            let other = NOT_SPACES[i % NOT_SPACES.len()];
+            text.push_str(&format!("{s}{other}{s}{s}{i}"));
+        }
+        let stripped = text.clone();
+        text.push_str("\u{3000} \u{2028}\n");
+        (text, stripped)
+    };
+    let (reasoning, reasoning_value) = body("r");
+    let (content, content_value) = body("c");
+    let cases = [
+        (
+            "qwen3",
+            "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n",
+            format!("<think>\n{reasoning}</think>\n\n{content}<|im_end|>"),
+        ),
+        (
+            "gemma4",
+            "<bos><|turn>user\nWeather?<turn|>\n<|turn>model\n",
+            format!("<|channel>thought\n{reasoning}<channel|>{content}<turn|>"),
+        ),
+    ];
+    for (name, prefix, input) in &cases {
+        let spec = Spec::from_json_str(
+            &std::fs::read_to_string(repo_root().join(format!("response_templates/{name}.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        let b = boundaries(input);
+        let mut chunkings: Vec<Vec<&str>> = b
+            .iter()
+            .map(|&at| vec![&input[..at], &input[at..]])
+            .collect();
+        for k in 1..=6 {
+            for first in 1..=k {
+                let mut cuts: Vec<usize> = (first..b.len()).step_by(k).map(|i| b[i]).collect();
+                cuts.insert(0, 0);
+                cuts.push(input.len());
+                chunkings.push(cuts.windows(2).map(|w| &input[w[0]..w[1]]).collect());
+            }
+        }
+        for chunks in &chunkings {
+            let at = format!("{name} {chunks:?}");
+            let mut stream = deltas_counted(&spec, Some(prefix));
+            let mut out = Vec::new();
+            for chunk in chunks {
+                out.extend(stream.feed(chunk).unwrap_or_else(|e| panic!("{at}: {e}")));
+            }
+            let (last, message) = stream.finish().unwrap_or_else(|e| panic!("{at}: {e}"));
+            out.extend(last);
+            assert_eq!(
+                message["reasoning_content"],
+                reasoning_value.as_str(),
+                "{at}"
+            );
+            assert_eq!(message["content"], content_value.as_str(), "{at}");
+            check_deltas(&out, &message, &at);
+        }
+    }
+}

@@ -138,6 +138,39 @@ struct RunText {
     end: usize,
 }
 
+impl RunText {
+    /// Sends `run`, the next text of this region (it starts where the region's text so far
+    /// ends), without copying: the delta is a slice of the output, the held whitespace (if any)
+    /// and the run's text up to its own trailing whitespace (`stripped`). Returns false, having
+    /// changed nothing, if the run's range is not the output's (the general path takes it).
+    #[inline(always)]
+    fn send(&mut self, run: &TextRun<'_>, sink: &mut Sink<'_>) -> bool {
+        let from = self.sent_to;
+        let Some(unsent) = run.output.get(from..run.end) else {
+            return false;
+        };
+        let delta = if self.stripped {
+            let kept = trim_end_space(unsent);
+            if from + kept.len() <= run.start {
+                // The run is all whitespace: held with the rest.
+                self.end = run.end;
+                return true;
+            }
+            kept
+        } else {
+            unsent
+        };
+        self.sent_to = from + delta.len();
+        self.end = run.end;
+        sink(if self.content {
+            Delta::Content(delta)
+        } else {
+            Delta::Reasoning(delta)
+        });
+        true
+    }
+}
+
 /// A call that was sent.
 #[derive(Debug)]
 struct SentCall {
@@ -437,7 +470,7 @@ impl<'s> DeltaStream<'s> {
         sink: &mut dyn FnMut(Delta<'_>),
     ) -> Result<(), ParseError> {
         // Inlined into the caller's loop: most feeds are a chunk of the text region just written
-        // to, sent by `text_run` without a call of its own (issue 16: the adapter's cost per
+        // to, sent by `RunText::send` without a call of its own (issue 16: the adapter's cost per
         // chunk is what it adds to the stream's).
         if self.state.refused.is_some() || !self.started || !self.output_kept {
             return self.feed_general(chunk, sink);
@@ -460,8 +493,12 @@ impl<'s> DeltaStream<'s> {
         self.feed_stream(chunk, sink)
     }
 
-    /// Feeds the stream: a run of text goes to the fast path ([`State::text_run`]), events to
-    /// the general one.
+    /// Feeds the stream: a run of text for the region the fast path follows goes out here
+    /// ([`RunText::send`]), any other run to [`State::new_run`], events to the general path.
+    /// The hot path only compares the run with [`RunText`]; the paths that take the whole run
+    /// are not inlined and take it by value, so that the run is read where the stream returned
+    /// it instead of being copied to the stack on every feed (issue 16: a copy here was a third
+    /// of what the adapter added to a chunk of reasoning).
     #[inline(always)]
     fn feed_stream(&mut self, chunk: &str, sink: &mut Sink<'_>) -> Result<(), ParseError> {
         let state = &mut self.state;
@@ -469,8 +506,16 @@ impl<'s> DeltaStream<'s> {
             state.on_output_event(e, output, sink)
         })?;
         match run {
-            Some(run) if state.text_run(run, sink) => Ok(()),
-            Some(run) => state.on_run(run, sink),
+            Some(run) => match &mut state.run {
+                Some(fast) if fast.index == run.index && fast.end == run.start => {
+                    if fast.send(&run, sink) {
+                        Ok(())
+                    } else {
+                        state.on_run(run, sink)
+                    }
+                }
+                _ => state.new_run(run, sink),
+            },
             None => state.refused(),
         }
     }
@@ -527,26 +572,14 @@ impl<'s> DeltaStream<'s> {
     }
 }
 
-/// `output[start..end]` without its trailing whitespace, as a length. Trailing ASCII whitespace
-/// is found on bytes; `None` when what is left ends with a multi-byte character that might be a
-/// space, or the range is not the output's (the caller takes the general path).
+/// `text` without its trailing whitespace (Python's `str.rstrip()`). Most text ends with a
+/// printable ASCII character (`!`..`~`, above every ASCII space): that is one comparison.
 #[inline(always)]
-fn trimmed_len(output: &str, start: usize, end: usize) -> Option<usize> {
-    let bytes = output.as_bytes().get(start..end)?;
-    let mut keep = bytes.len();
-    while keep > 0 && bytes[keep - 1].is_ascii() && is_space(bytes[keep - 1] as char) {
-        keep -= 1;
+fn trim_end_space(text: &str) -> &str {
+    match text.as_bytes().last() {
+        Some(&last) if last as i8 > b' ' as i8 => text,
+        _ => text.trim_end_matches(is_space),
     }
-    if keep > 0 && !bytes[keep - 1].is_ascii() && ends_in_space(output.get(start..start + keep)?) {
-        return None;
-    }
-    Some(keep)
-}
-
-/// Whether `text` ends with a (multi-byte) space character.
-#[cold]
-fn ends_in_space(text: &str) -> bool {
-    text.chars().next_back().is_some_and(is_space)
 }
 
 /// `output[from..to]`, a range the adapter recorded from a [`TextRun`] of the same stream, whose
@@ -590,43 +623,17 @@ fn chunk_json(delta: Delta<'_>, options: &Options) -> Value {
 }
 
 impl State {
-    /// A run of text for the last region opened, when nothing about it needs the general path:
-    /// a region of the output (not the prompt's) whose text is kept as written, or stripped with
-    /// its start already sent, and a run whose trailing whitespace is ASCII (so it is found without
-    /// decoding). Nothing is copied: the delta is a slice of the output (the held whitespace, then
-    /// the run's text up to its own trailing whitespace), and the region's state is [`RunText`]'s
-    /// ranges. Returns whether the run was sent; the result is the general path's.
-    #[inline(always)]
-    fn text_run(&mut self, run: TextRun<'_>, sink: &mut Sink<'_>) -> bool {
-        let text = match &mut self.run {
-            Some(fast) if fast.index == run.index && fast.end == run.start => fast,
-            _ => match self.start_run(&run) {
-                Some(fast) => fast,
-                None => return false,
-            },
-        };
-        let from = text.sent_to;
-        let cut = if text.stripped {
-            match trimmed_len(run.output, run.start, run.end) {
-                Some(0) => {
-                    text.end = run.end;
-                    return true;
-                }
-                Some(keep) => run.start + keep,
-                None => return false,
+    /// A run of text the fast path did not expect (the first of a region, or one after events):
+    /// starts the fast path for it if its region allows, else the general path.
+    #[cold]
+    #[inline(never)]
+    fn new_run(&mut self, run: TextRun<'_>, sink: &mut Sink<'_>) -> Result<(), ParseError> {
+        if let Some(fast) = self.start_run(&run) {
+            if fast.send(&run, sink) {
+                return Ok(());
             }
-        } else {
-            run.end
-        };
-        text.sent_to = cut;
-        text.end = run.end;
-        let delta = output_range(run.output, from, cut);
-        sink(if text.content {
-            Delta::Content(delta)
-        } else {
-            Delta::Reasoning(delta)
-        });
-        true
+        }
+        self.on_run(run, sink)
     }
 
     /// An event of the stream, with its output so far: the general path.
