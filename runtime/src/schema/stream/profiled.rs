@@ -62,8 +62,10 @@ use super::profile::{CallsProfile, StreamProfile, Untagged};
 use super::pythonic::PythonicScan;
 use super::recipients::RecipientScan;
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
+use crate::budget::{self, OutputBudget};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
+use crate::schema::reuse::{ParsedCall, ParsedCalls};
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::{Event, MessageStream, TextRun};
@@ -216,6 +218,9 @@ pub struct ProfiledStreamParser<'p> {
     /// call costs more than the rest of its stream.
     #[cfg(debug_assertions)]
     sent_values: Vec<Value>,
+    /// The `x-regex-iterator` calls a strict stream parsed, handed to the final parse so that
+    /// it does not parse them again (see [`ParsedCalls`]).
+    parsed: Vec<ParsedCall>,
     /// The call being read, and where its closer is searched from.
     call_open: Option<OpenCall>,
     closer_from: usize,
@@ -297,6 +302,7 @@ impl<'p> ProfiledStreamParser<'p> {
             calls_sent: 0,
             #[cfg(debug_assertions)]
             sent_values: Vec::new(),
+            parsed: Vec::new(),
             calls_end: 0,
             call_open: None,
             closer_from: 0,
@@ -413,16 +419,20 @@ impl<'p> ProfiledStreamParser<'p> {
 
     /// Ends the output: the message (the one-shot parse of everything, the prompt's tail
     /// included) and the events that complete the streamed fields and bring the rest.
-    pub fn finish(self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
+    pub fn finish(mut self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
         self.pending.check()?;
         let (message, malformed) = if self.lenient {
             let lenient = self.schema.parse_lenient(&self.buffer);
             (lenient.message, lenient.malformed)
         } else {
+            // The calls streamed are parsed already: the final parse takes their values.
+            let mut parsed = std::mem::take(&mut self.parsed);
+            let reuse = (self.calls.as_ref())
+                .filter(|_| !parsed.is_empty())
+                .map(|scan| ParsedCalls::new(scan.items, &self.buffer, &mut parsed));
+            let message = self.schema.parse_streamed(&self.buffer, reuse);
             (
-                self.schema
-                    .parse(&self.buffer)
-                    .map_err(|e| e.shifted(&self.buffer, self.tail))?,
+                message.map_err(|e| e.shifted(&self.buffer, self.tail))?,
                 Vec::new(),
             )
         };
@@ -1044,12 +1054,24 @@ impl<'p> ProfiledStreamParser<'p> {
                 )
                 .ok_or(())
             } else {
-                crate::schema::interp::parse_node(
-                    scan.items,
-                    Content::borrowed(capture),
-                    &mut crate::schema::interp::Walk::strict(),
-                )
-                .map_err(|_| ())
+                // The bound the parse sets itself (see `interp::parse_node`), set here so that
+                // what it spends can be read.
+                let _bound = OutputBudget::enter(capture.len());
+                let (parsed, spent) = budget::spent_by(|| {
+                    crate::schema::interp::parse_node(
+                        scan.items,
+                        Content::borrowed(capture),
+                        &mut crate::schema::interp::Walk::strict(),
+                    )
+                });
+                if let (Ok(value), Some(spent)) = (&parsed, spent) {
+                    self.parsed.push(ParsedCall {
+                        span: (open.body, capture_end),
+                        value: Some(value.clone()),
+                        spent,
+                    });
+                }
+                parsed.map_err(|_| ())
             };
             let Ok(value) = parsed else {
                 if self.lenient {
