@@ -12,12 +12,15 @@
 //! reasoning ends there); at any other marker streaming stops and the rest arrives with the
 //! final message. The final message is always [`Schema::parse`] of the whole text, so a profile
 //! can only make the stream hold text back, and property tests check that what was streamed is
-//! a prefix of the final values for every chunking.
+//! a prefix of the final values for every chunking. (That parse takes the values of the calls
+//! the stream parsed rather than parsing them again, where it meets the same text for the same
+//! schema node: a pure function of the same input; see the `schema::reuse` module.)
 //!
 //! Cost: each feed looks at the new bytes once, and again at the end of the buffer only where a
 //! marker may begin there (up to the longest marker's length); a feed whose bytes cannot begin a
 //! marker, after a search that left the end clear, skips the searches altogether. A call is
-//! parsed once, when it closes; `finish` runs the one-shot parse once (about a third of a short
+//! parsed once, when it closes; `finish` runs the one-shot parse once, without the calls streamed
+//! and with the completeness check deciding from what it read (about a fifth of a short
 //! message's stream: `examples/stream_cost.rs` counts it).
 //!
 //! ```
@@ -214,8 +217,8 @@ pub struct ProfiledStreamParser<'p> {
     calls_sent: usize,
     calls_end: usize,
     /// The calls streamed, kept by debug builds only (every test) to check them against the
-    /// final message. Why not in release: the value went out in its event, and a copy of each
-    /// call costs more than the rest of its stream.
+    /// final message, whichever scan decided them (release builds keep a copy of the iterated
+    /// calls only, in `parsed`, where it saves parsing them again).
     #[cfg(debug_assertions)]
     sent_values: Vec<Value>,
     /// The `x-regex-iterator` calls a strict stream parsed, handed to the final parse so that
