@@ -1220,3 +1220,75 @@ fn lfm2_call_before_the_closer_ends_when_the_list_closes() {
         );
     }
 }
+
+/// The final message takes the calls the stream parsed instead of parsing them again, but only
+/// where parsing again would get through the output bound in force at `finish`: a call whose
+/// items are an iterator's matches needs a match per item, and under a bound with room for the
+/// calls' own match and one more, the final message fails as the one-shot parse under that bound
+/// fails (the stream's parse of the call, under the call's own bound, got through). With room
+/// for every match, the final message is the one-shot parse's. Every chunking.
+#[test]
+fn a_parsed_call_is_taken_only_where_the_bound_has_room_for_its_parse() {
+    use chatparse::runtime::budget::{Limits, OutputBudget};
+    let schema = serde_json::json!({
+        "type": "object",
+        "x-regex": r"^\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??(?:(?P<tool_calls><calls>(?:.*?\S)??)\s*)?(?:<end>|$)",
+        "properties": {
+            "content": {"type": "string"},
+            "tool_calls": {"type": "array", "x-regex-iterator": "<calls>(.*?)(?:</calls>|$)",
+                           "items": {"type": "array", "x-regex-iterator": r"(\w)",
+                                     "items": {"type": "string"}}}
+        }
+    });
+    let profile = r#"{"content": {"field": "content"},
+        "tool_calls": {"field": "tool_calls", "open": ["<calls>"]}, "markers": ["<end>"]}"#;
+    let spec = Spec::from_json_str(&schema.to_string())
+        .unwrap()
+        .with_stream_profile(profile, "<profile>")
+        .unwrap();
+    let input = "Hi <calls>a b c</calls>";
+    let limits = |matches| Limits {
+        span_factor: 0,
+        span_constant: 1 << 10,
+        items_factor: 0,
+        items_constant: matches,
+    };
+    for (matches, fails) in [(2, true), (4, false)] {
+        let one_shot = {
+            let _bound = OutputBudget::with_limits(input.len(), limits(matches));
+            spec.parse(input).map_err(|e| e.to_string())
+        };
+        assert_eq!(one_shot.is_err(), fails, "{one_shot:?}");
+        for cuts in std::iter::once(vec![input.len()]).chain(
+            char_boundaries(input)
+                .into_iter()
+                .skip(1)
+                .map(|b| vec![b, input.len()]),
+        ) {
+            let mut stream = spec.stream(None, None).unwrap();
+            let mut at = 0;
+            let mut closed = 0;
+            for cut in cuts.iter().copied() {
+                stream
+                    .feed_with(&input[at..cut], &mut |e| {
+                        closed += usize::from(matches!(
+                            e,
+                            Event::RegionClose {
+                                field: "tool_calls",
+                                ..
+                            }
+                        ))
+                    })
+                    .unwrap();
+                at = cut;
+            }
+            // The call closed with the text: the stream parsed it.
+            assert_eq!(closed, 1, "cuts {cuts:?}");
+            let got = {
+                let _bound = OutputBudget::with_limits(input.len(), limits(matches));
+                stream.finish_with(&mut |_| {}).map_err(|e| e.to_string())
+            };
+            assert_eq!(got, one_shot, "bound of {matches} matches, cuts {cuts:?}");
+        }
+    }
+}

@@ -178,3 +178,58 @@ pub(crate) fn charge_match(len: usize, pointer: &str) -> Result<(), ParseError> 
         )),
     }
 }
+
+/// What a parse spent of the bound: its iterator matches and the bytes they spanned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Spent {
+    pub(crate) matches: usize,
+    pub(crate) bytes: usize,
+}
+
+/// What the bound in force on this thread has left (`Spent`'s units), if one is.
+pub(crate) fn remaining() -> Option<Spent> {
+    CURRENT
+        .try_with(|c| {
+            c.get().map(|r| Spent {
+                matches: r.items,
+                bytes: r.span,
+            })
+        })
+        .ok()
+        .flatten()
+}
+
+/// What the parse run by `parse` spent of the bound in force (the caller installs one), with
+/// its result; `None` for the spending when no bound is in force.
+pub(crate) fn spent_by<T>(parse: impl FnOnce() -> T) -> (T, Option<Spent>) {
+    let before = remaining();
+    let result = parse();
+    let spent = before.zip(remaining()).map(|(b, a)| Spent {
+        matches: b.matches.saturating_sub(a.matches),
+        bytes: b.bytes.saturating_sub(a.bytes),
+    });
+    (result, spent)
+}
+
+/// Spends at once what a parse that succeeded spent, if the bound has it left: `true` (spent)
+/// exactly when that parse, run again now, would get through every one of its charges. Why:
+/// `charge_match` lets a match through while one match and its bytes are left, so `k` matches
+/// spanning `n` bytes in all get through, one after another, exactly when `k` matches and `n`
+/// bytes are left (each charge then finds enough; with less, the first charge beyond fails).
+/// With no bound in force every charge gets through, as here.
+pub(crate) fn spend(spent: Spent) -> bool {
+    CURRENT
+        .try_with(|c| {
+            let Some(mut r) = c.get() else {
+                return true;
+            };
+            if r.items < spent.matches || r.span < spent.bytes {
+                return false;
+            }
+            r.items -= spent.matches;
+            r.span -= spent.bytes;
+            c.set(Some(r));
+            true
+        })
+        .unwrap_or(true)
+}

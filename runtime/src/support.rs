@@ -170,7 +170,7 @@ pub fn search<'t>(
     let found = regex
         .search(text)
         .map_err(|e| ParseError::regex(pointer, e))?;
-    recording::searched(pointer, text, found.as_ref());
+    recording::searched(pointer, text, regex, found.as_ref());
     Ok(found.map(|caps| match_content(regex, &caps)))
 }
 
@@ -851,7 +851,7 @@ pub fn search_fields<'t>(
     let found = regex
         .search(text)
         .map_err(|e| ParseError::regex(pointer, e))?;
-    recording::searched(pointer, text, found.as_ref());
+    recording::searched(pointer, text, regex, found.as_ref());
     Ok(found.map(|captures| Fields::Groups { regex, captures }))
 }
 

@@ -938,6 +938,13 @@ pub(crate) struct RegionGap {
     piece: String,
 }
 
+impl RegionGap {
+    /// The same part, its region at `region_at` in the output.
+    pub(crate) fn place(&mut self, region_at: usize) {
+        self.region_at = Some(region_at);
+    }
+}
+
 /// The parts of `region` (the root pattern's `tool_calls` group, at `region_at` in the output
 /// when it is a slice of it) outside `calls` (the spans of the calls' iterator matches in it, in
 /// order) that are more than markup and white space.

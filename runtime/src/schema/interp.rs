@@ -8,6 +8,7 @@
 
 use crate::value::{Map, Value};
 
+use super::reuse::ParsedCalls;
 use super::{Additional, Items, Node, NodeType, Schema};
 use crate::error::ParseError;
 use crate::support::{self, Content, ObjectInput};
@@ -35,6 +36,38 @@ impl Schema {
         let _bound = crate::budget::OutputBudget::enter(text.len());
         parse_node(self.root(), Content::borrowed(text), &mut Walk::strict())
             .map_err(|e| e.located(text))
+    }
+
+    /// [`Schema::parse`] for a stream's final message: the values of the calls in `reuse` (the
+    /// stream's, parsed from the same output) are taken where the parse meets them instead of
+    /// parsing them again (see [`ParsedCalls`] for why that changes nothing), and the call-region
+    /// check decides from what the parse read ([`Check::verify_parse`](super::Check)) instead
+    /// of running the root pattern and the calls' iterator again (the same verdict: the
+    /// generated parsers' check is that one, and `tests/check_recorded.rs` compares both with
+    /// the searching check's, through the streams too).
+    pub(crate) fn parse_streamed(
+        &self,
+        text: &str,
+        reuse: Option<ParsedCalls<'_>>,
+    ) -> Result<Value, ParseError> {
+        let parse = || {
+            let _bound = crate::budget::OutputBudget::enter(text.len());
+            let mut reuse = reuse;
+            let mut walk = match reuse.as_mut() {
+                Some(reuse) => Walk::strict_reusing(reuse),
+                None => Walk::strict(),
+            };
+            parse_node(self.root(), Content::borrowed(text), &mut walk).map_err(|e| e.located(text))
+        };
+        match self.check() {
+            Some(check @ super::Check::CallGaps) => check.verify_parse(self, text, parse),
+            Some(check) => {
+                let message = parse()?;
+                check.verify(self, text)?;
+                Ok(message)
+            }
+            None => parse(),
+        }
     }
 
     /// Parses like [`Schema::parse`], but never fails: a root field or a tool call (an item of a
@@ -309,6 +342,9 @@ pub(crate) struct Walk<'m> {
     /// The output a lenient walk parses (address, length): the spans of parts set aside inside
     /// slices of it are exact.
     output: (usize, usize),
+    /// Calls a stream parsed already, which a strict walk takes instead of parsing them again
+    /// (see [`ParsedCalls`]).
+    reuse: Option<&'m mut ParsedCalls<'m>>,
 }
 
 impl Walk<'_> {
@@ -319,6 +355,15 @@ impl Walk<'_> {
             stage_text: None,
             kept: Vec::new(),
             output: (0, 0),
+            reuse: None,
+        }
+    }
+
+    /// A strict walk that takes the calls in `reuse` where it meets them.
+    fn strict_reusing<'m>(reuse: &'m mut ParsedCalls<'m>) -> Walk<'m> {
+        Walk {
+            reuse: Some(reuse),
+            ..Walk::strict()
         }
     }
 
@@ -331,6 +376,17 @@ impl Walk<'_> {
             stage_text: None,
             kept: Vec::new(),
             output: (output.as_ptr() as usize, output.len()),
+            reuse: None,
+        }
+    }
+
+    /// An item's value taken from the calls a stream parsed, if one is `item` parsed from this
+    /// content's text (see [`ParsedCalls`]; a strict walk's only).
+    fn reused(&mut self, item: &Node, content: &Content<'_>) -> Option<Value> {
+        let reuse = self.reuse.as_deref_mut()?;
+        match content {
+            Content::Str(text) => reuse.take(item, text),
+            _ => None,
         }
     }
 
@@ -831,7 +887,10 @@ fn parse_array(
         }
         Items::Each(item) => support::array_items(content, &node.pointer)?
             .into_iter()
-            .map(|c| parse_node(item, c, walk))
+            .map(|c| match walk.reused(item, &c) {
+                Some(value) => Ok(value),
+                None => parse_node(item, c, walk),
+            })
             .collect::<Result<Vec<_>, _>>()?,
         Items::Prefix(schemas) => {
             match support::prefix_items(content, schemas.len(), &node.pointer)? {

@@ -8,6 +8,7 @@ mod check;
 pub use check::{Check, ReadAs, Unread};
 pub(crate) mod interp;
 pub(crate) mod recording;
+pub(crate) mod reuse;
 pub use interp::{Lenient, Malformed};
 mod load;
 

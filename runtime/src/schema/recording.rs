@@ -31,7 +31,9 @@ thread_local! {
         Recording {
             input: Cell::new((0, 0)),
             root_searched: Cell::new(false),
+            root_group: Cell::new(None),
             gaps: RefCell::new(None),
+            region: RefCell::new(None),
             read: RefCell::new(ReadSpans::EMPTY),
         }
     };
@@ -48,8 +50,15 @@ struct Recording {
     input: Cell<(usize, usize)>,
     /// [`Check::CallGaps`]: whether the root pattern was searched (with or without a match).
     root_searched: Cell<bool>,
+    /// [`Check::CallGaps`]: the span of the root pattern's `tool_calls` group, when the pattern
+    /// searched the output itself (no substitution rewrote it).
+    root_group: Cell<Option<(usize, usize)>>,
     /// [`Check::CallGaps`]: the gaps of the calls' region, once the calls' iterator ran over it.
     gaps: RefCell<Option<Vec<RegionGap>>>,
+    /// [`Check::CallGaps`]: the region's text, kept when it has gaps and is not a slice of the
+    /// output (the interpreter hands the group on as a copy): where it is in the output, the gaps
+    /// are placed by the root group's span (see [`place_copied_region`]).
+    region: RefCell<Option<String>>,
     /// [`Check::GptOss`]: the spans the fields' first matches and the calls' matches cover.
     read: RefCell<ReadSpans>,
 }
@@ -109,6 +118,7 @@ impl Guard {
         RECORDING.with(|r| {
             r.input.set((text.as_ptr() as usize, text.len()));
             r.root_searched.set(false);
+            r.root_group.set(None);
         });
         Some(Guard)
     }
@@ -134,6 +144,7 @@ impl Drop for Guard {
         RECORDING_FOR.with(|c| c.set(None));
         RECORDING.with(|r| {
             r.gaps.take();
+            r.region.take();
             r.read.borrow_mut().clear();
         });
     }
@@ -141,6 +152,7 @@ impl Drop for Guard {
 
 /// The call-region check from the recorded gaps.
 fn call_gaps_unread(r: &Recording, schema: &Schema, text: &str) -> Vec<Unread> {
+    place_copied_region(r, text);
     let gaps = r.gaps.borrow();
     let gaps = match gaps.as_deref() {
         Some(gaps) => gaps,
@@ -162,6 +174,29 @@ fn call_gaps_unread(r: &Recording, schema: &Schema, text: &str) -> Vec<Unread> {
         return Vec::new();
     }
     gaps_unread(text, gaps)
+}
+
+/// Places the gaps of a region the calls' iterator read from a copy (the interpreter's root
+/// pattern hands its groups on as copies) where the region is in the output: at the root
+/// group's span, when the root pattern searched the output itself and the group's text is the
+/// copy's. That is where [`Check::unread`] places them (the group as a slice of the output); a
+/// region not found there keeps its gaps found by their text, as `unread` finds a region that a
+/// substitution rewrote.
+fn place_copied_region(r: &Recording, text: &str) {
+    let Some(region) = r.region.take() else {
+        return;
+    };
+    let Some((start, end)) = r.root_group.get() else {
+        return;
+    };
+    if text.get(start..end) != Some(region.as_str()) {
+        return;
+    }
+    if let Some(gaps) = r.gaps.borrow_mut().as_mut() {
+        for gap in gaps {
+            gap.place(start);
+        }
+    }
 }
 
 fn recording_for() -> Option<Check> {
@@ -205,7 +240,11 @@ pub(crate) fn iterated(pointer: &str, text: &str, spans: &[(usize, usize)]) {
             // The region is the text the calls' iterator ran over: the root group, as the check
             // cuts it.
             let region_at = offset_in(r.input.get(), text);
-            *r.gaps.borrow_mut() = Some(region_gaps(region_at, text, spans));
+            let gaps = region_gaps(region_at, text, spans);
+            if region_at.is_none() && !gaps.is_empty() {
+                *r.region.borrow_mut() = Some(text.to_owned());
+            }
+            *r.gaps.borrow_mut() = Some(gaps);
         }
         Check::GptOss => {
             let mut read = r.read.borrow_mut();
@@ -217,13 +256,25 @@ pub(crate) fn iterated(pointer: &str, text: &str, spans: &[(usize, usize)]) {
     });
 }
 
-/// A search of the pattern at `pointer` over `text` ran, and found `found`.
-pub(crate) fn searched(pointer: &str, text: &str, found: Option<&crate::pyre::Captures<'_>>) {
+/// A search of the pattern at `pointer` (`regex`) over `text` ran, and found `found`.
+pub(crate) fn searched(
+    pointer: &str,
+    text: &str,
+    regex: &crate::pyre::PyRegex,
+    found: Option<&crate::pyre::Captures<'_>>,
+) {
     let Some(check) = recording_for() else {
         return;
     };
     RECORDING.with(|r| match check {
-        Check::CallGaps if pointer == "/x-regex" => r.root_searched.set(true),
+        Check::CallGaps if pointer == "/x-regex" => {
+            r.root_searched.set(true);
+            let group = found
+                .filter(|_| is_input(r, text))
+                .zip(regex.group_index("tool_calls"))
+                .and_then(|(found, group)| found.span(group));
+            r.root_group.set(group);
+        }
         Check::GptOss if is_field_pattern(pointer) && is_input(r, text) => {
             if let Some(found) = found {
                 r.read.borrow_mut().push((found.start(), found.end()));

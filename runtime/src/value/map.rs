@@ -260,12 +260,17 @@ impl Drop for Map {
 
 impl Clone for Map {
     fn clone(&self) -> Map {
-        // Through `Value::clone`, which is iterative.
-        let mut out = Map::with_capacity(self.len());
-        for (k, v) in self.iter() {
-            out.insert(k.clone(), v.clone());
+        self.clone_keeping_hashes()
+    }
+}
+
+impl Map {
+    /// A copy of the table as it is (keys' hashes and order kept, nothing hashed again), each
+    /// value through `Value::clone` (which bounds its recursion).
+    pub(super) fn clone_keeping_hashes(&self) -> Map {
+        Map {
+            inner: self.inner.clone(),
         }
-        out
     }
 }
 

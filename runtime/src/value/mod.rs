@@ -37,6 +37,7 @@ mod ser;
 mod to_value;
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
 pub use map::{Entry, IntoIter, Iter, IterMut, Keys, Map, Values, ValuesMut};
@@ -256,9 +257,52 @@ fn drop_iteratively(mut pending: Vec<Value>) {
     }
 }
 
+thread_local! {
+    /// How many containers deep the `Value::clone` running on this thread has recursed.
+    static CLONE_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Containers `Value::clone` copies by recursion before it goes on iteratively. Why recurse at
+/// all: the recursive copy clones each object's table with its keys' hashes, where the iterative
+/// one inserts every key again (hashing it): a streamed tool call's copy cost about 9,000
+/// instructions that way, more than half of it hashing and inserting. Why a bound: deep values
+/// must cost no stack (the iterative copy's reason).
+const RECURSIVE_CLONE_DEPTH: usize = 32;
+
+/// Restores the recursion depth when a recursive copy ends (also if it panics).
+struct CloneLevel(usize);
+
+impl Drop for CloneLevel {
+    fn drop(&mut self) {
+        CLONE_DEPTH.with(|d| d.set(self.0));
+    }
+}
+
 impl Clone for Value {
-    /// Iterative: deep values cost no stack.
+    /// Recursive for the first 32 containers down, then iterative: deep values
+    /// cost no more stack than that.
     fn clone(&self) -> Value {
+        if !self.has_children() {
+            return self.shallow_clone();
+        }
+        let depth = CLONE_DEPTH.with(Cell::get);
+        if depth >= RECURSIVE_CLONE_DEPTH {
+            return self.clone_iteratively();
+        }
+        CLONE_DEPTH.with(|d| d.set(depth + 1));
+        let _level = CloneLevel(depth);
+        match self {
+            // Each child through `Value::clone`, one level deeper.
+            Value::Array(a) => Value::Array(a.clone()),
+            Value::Object(m) => Value::Object(m.clone_keeping_hashes()),
+            scalar => scalar.shallow_clone(),
+        }
+    }
+}
+
+impl Value {
+    /// A copy without recursion: containers are filled from a heap stack.
+    fn clone_iteratively(&self) -> Value {
         let mut root = self.shallow_clone();
         {
             let mut stack: Vec<(&Value, &mut Value)> = vec![(self, &mut root)];

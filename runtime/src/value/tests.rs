@@ -193,3 +193,34 @@ fn value_size() {
     assert_eq!(std::mem::size_of::<super::Map>(), 56);
     assert_eq!(std::mem::size_of::<Value>(), 56);
 }
+
+/// A copy is recursive for the first containers and iterative below (see `Value::clone`): at
+/// every depth across the switch, objects keep their key order and every key stays found.
+#[test]
+fn clones_keep_order_and_keys_at_every_depth() {
+    for depth in [0, 1, 31, 32, 33, 100, 5_000] {
+        let mut value = json!({"z": 1, "a": [true, null, "s"], "m": {"y": 2.5, "b": "x"}});
+        for level in 0..depth {
+            value = if level % 2 == 0 {
+                json!({"k": value, "first": level})
+            } else {
+                json!([level, value])
+            };
+        }
+        let copy = value.clone();
+        assert_eq!(copy.to_string(), value.to_string(), "depth {depth}");
+        let mut inner = &copy;
+        loop {
+            inner = match inner {
+                Value::Object(m) if m.contains_key("k") => &m["k"],
+                Value::Array(a) => &a[1],
+                _ => break,
+            };
+        }
+        assert_eq!(inner["m"]["b"], json!("x"), "depth {depth}");
+        assert_eq!(
+            inner.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["z", "a", "m"]
+        );
+    }
+}

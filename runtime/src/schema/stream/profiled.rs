@@ -12,12 +12,15 @@
 //! reasoning ends there); at any other marker streaming stops and the rest arrives with the
 //! final message. The final message is always [`Schema::parse`] of the whole text, so a profile
 //! can only make the stream hold text back, and property tests check that what was streamed is
-//! a prefix of the final values for every chunking.
+//! a prefix of the final values for every chunking. (That parse takes the values of the calls
+//! the stream parsed rather than parsing them again, where it meets the same text for the same
+//! schema node: a pure function of the same input; see the `schema::reuse` module.)
 //!
 //! Cost: each feed looks at the new bytes once, and again at the end of the buffer only where a
 //! marker may begin there (up to the longest marker's length); a feed whose bytes cannot begin a
 //! marker, after a search that left the end clear, skips the searches altogether. A call is
-//! parsed once, when it closes; `finish` runs the one-shot parse once (about a third of a short
+//! parsed once, when it closes; `finish` runs the one-shot parse once, without the calls streamed
+//! and with the completeness check deciding from what it read (about a fifth of a short
 //! message's stream: `examples/stream_cost.rs` counts it).
 //!
 //! ```
@@ -62,8 +65,10 @@ use super::profile::{CallsProfile, StreamProfile, Untagged};
 use super::pythonic::PythonicScan;
 use super::recipients::RecipientScan;
 use super::region::{region_shape, separated_shape, Delim, RegionShape, SeparatedShape};
+use crate::budget::{self, OutputBudget};
 use crate::error::ParseError;
 use crate::py::unicode::is_space;
+use crate::schema::reuse::{ParsedCall, ParsedCalls};
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
 use crate::stream::{Event, MessageStream, TextRun};
@@ -212,10 +217,13 @@ pub struct ProfiledStreamParser<'p> {
     calls_sent: usize,
     calls_end: usize,
     /// The calls streamed, kept by debug builds only (every test) to check them against the
-    /// final message. Why not in release: the value went out in its event, and a copy of each
-    /// call costs more than the rest of its stream.
+    /// final message, whichever scan decided them (release builds keep a copy of the iterated
+    /// calls only, in `parsed`, where it saves parsing them again).
     #[cfg(debug_assertions)]
     sent_values: Vec<Value>,
+    /// The `x-regex-iterator` calls a strict stream parsed, handed to the final parse so that
+    /// it does not parse them again (see [`ParsedCalls`]).
+    parsed: Vec<ParsedCall>,
     /// The call being read, and where its closer is searched from.
     call_open: Option<OpenCall>,
     closer_from: usize,
@@ -297,6 +305,7 @@ impl<'p> ProfiledStreamParser<'p> {
             calls_sent: 0,
             #[cfg(debug_assertions)]
             sent_values: Vec::new(),
+            parsed: Vec::new(),
             calls_end: 0,
             call_open: None,
             closer_from: 0,
@@ -413,16 +422,20 @@ impl<'p> ProfiledStreamParser<'p> {
 
     /// Ends the output: the message (the one-shot parse of everything, the prompt's tail
     /// included) and the events that complete the streamed fields and bring the rest.
-    pub fn finish(self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
+    pub fn finish(mut self) -> Result<(Value, Vec<Event<'p>>), ParseError> {
         self.pending.check()?;
         let (message, malformed) = if self.lenient {
             let lenient = self.schema.parse_lenient(&self.buffer);
             (lenient.message, lenient.malformed)
         } else {
+            // The calls streamed are parsed already: the final parse takes their values.
+            let mut parsed = std::mem::take(&mut self.parsed);
+            let reuse = (self.calls.as_ref())
+                .filter(|_| !parsed.is_empty())
+                .map(|scan| ParsedCalls::new(scan.items, &self.buffer, &mut parsed));
+            let message = self.schema.parse_streamed(&self.buffer, reuse);
             (
-                self.schema
-                    .parse(&self.buffer)
-                    .map_err(|e| e.shifted(&self.buffer, self.tail))?,
+                message.map_err(|e| e.shifted(&self.buffer, self.tail))?,
                 Vec::new(),
             )
         };
@@ -1044,12 +1057,24 @@ impl<'p> ProfiledStreamParser<'p> {
                 )
                 .ok_or(())
             } else {
-                crate::schema::interp::parse_node(
-                    scan.items,
-                    Content::borrowed(capture),
-                    &mut crate::schema::interp::Walk::strict(),
-                )
-                .map_err(|_| ())
+                // The bound the parse sets itself (see `interp::parse_node`), set here so that
+                // what it spends can be read.
+                let _bound = OutputBudget::enter(capture.len());
+                let (parsed, spent) = budget::spent_by(|| {
+                    crate::schema::interp::parse_node(
+                        scan.items,
+                        Content::borrowed(capture),
+                        &mut crate::schema::interp::Walk::strict(),
+                    )
+                });
+                if let (Ok(value), Some(spent)) = (&parsed, spent) {
+                    self.parsed.push(ParsedCall {
+                        span: (open.body, capture_end),
+                        value: Some(value.clone()),
+                        spent,
+                    });
+                }
+                parsed.map_err(|_| ())
             };
             let Ok(value) = parsed else {
                 if self.lenient {
