@@ -63,6 +63,9 @@ pub(crate) struct RecipientScan<'p> {
     search_from: usize,
     sent: usize,
     done: bool,
+    /// Once `<|eot_id|>` has arrived: the calls the one-shot parse read, not sent yet (the
+    /// output is parsed once, not once per call).
+    ended_calls: Option<std::vec::IntoIter<Value>>,
 }
 
 impl<'p> RecipientScan<'p> {
@@ -81,6 +84,7 @@ impl<'p> RecipientScan<'p> {
             search_from: 0,
             sent: 0,
             done: true,
+            ended_calls: None,
         })
     }
 
@@ -132,6 +136,7 @@ impl<'p> RecipientScan<'p> {
         self.search_from = if bare { at } else { at + MARK.len() };
         self.sent = 0;
         self.done = false;
+        self.ended_calls = None;
     }
 
     /// Reads `text[..limit]`; `stop`: where `<|eot_id|>` (of `eot_len` bytes) is, when it has
@@ -224,14 +229,21 @@ impl<'p> RecipientScan<'p> {
     /// `<|eot_id|>` has arrived, ending at `end`: the one-shot parse of the output up to it
     /// decides the calls not sent yet.
     fn ended(&mut self, text: &str, end: usize) -> CallStep {
-        let Ok(message) = self.schema.parse(&text[..end]) else {
-            return self.stop();
-        };
-        let call = message
-            .get(self.field)
-            .and_then(Value::as_array)
-            .and_then(|calls| calls.get(self.sent).cloned());
-        let Some(value) = call else {
+        if self.ended_calls.is_none() {
+            let Ok(mut message) = self.schema.parse(&text[..end]) else {
+                return self.stop();
+            };
+            let calls = match message.get_mut(self.field).map(std::mem::take) {
+                Some(Value::Array(calls)) => calls,
+                _ => Vec::new(),
+            };
+            let mut calls = calls.into_iter();
+            if self.sent > 0 {
+                calls.nth(self.sent - 1);
+            }
+            self.ended_calls = Some(calls);
+        }
+        let Some(value) = self.ended_calls.as_mut().and_then(Iterator::next) else {
             return self.stop();
         };
         let Some((text_start, _)) = self.call else {
