@@ -20,6 +20,9 @@ use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
 use chatparse::runtime::Spec;
 use std::time::{Duration, Instant};
 
+#[path = "../benches/support/mod.rs"]
+mod support;
+
 /// Streams `text` in `chunk`-byte pieces, then finishes: the time taken, and whether the stream
 /// succeeded (a strict stream may refuse an inflated example).
 fn plain(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
@@ -28,7 +31,7 @@ fn plain(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
         return (start.elapsed(), false);
     };
     let mut ok = true;
-    for piece in pieces(text, chunk) {
+    for piece in support::chunks(text, chunk) {
         ok &= stream.feed_with(piece, &mut |_| {}).is_ok();
     }
     ok &= stream.finish_with(&mut |_| {}).is_ok();
@@ -43,25 +46,11 @@ fn deltas(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
         return (start.elapsed(), false);
     };
     let mut ok = true;
-    for piece in pieces(text, chunk) {
+    for piece in support::chunks(text, chunk) {
         ok &= stream.feed_with(piece, &mut |_| {}).is_ok();
     }
     ok &= stream.finish().is_ok();
     (start.elapsed(), ok)
-}
-
-fn pieces(text: &str, chunk: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + chunk).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[at..end]);
-        at = end;
-    }
-    out
 }
 
 /// The example with its call made long, or `None` when the call's first string value is not
