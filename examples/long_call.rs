@@ -7,7 +7,8 @@
 //! followed by N words — or, for the families whose parameters are written one by one
 //! (`LONG=parameters`: qwen3_coder's XML, lfm2's pythonic call, gemma4's dialect), N more
 //! parameters. The text is fed in 16-byte chunks (`CHUNK=n`), then finished; the times for N
-//! and 4N are printed with their ratio: about 4 is linear, about 16 quadratic.
+//! and 4N are printed with their ratio: about 4 is linear, about 16 quadratic. `TEMPLATES=1`
+//! does the same for the response templates' tool-call cases of the streaming corpus.
 //!
 //! ```text
 //! cargo run --release --example long_call              # every shipped name
@@ -17,7 +18,9 @@
 //!
 //! BENCHMARKS.md ("Long calls") has the results.
 use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
+use chatparse::runtime::stream::ResponseTemplate;
 use chatparse::runtime::Spec;
+use chatparse::Value;
 use std::time::{Duration, Instant};
 
 #[path = "../benches/support/mod.rs"]
@@ -25,9 +28,9 @@ mod support;
 
 /// Streams `text` in `chunk`-byte pieces, then finishes: the time taken, and whether the stream
 /// succeeded (a strict stream may refuse an inflated example).
-fn plain(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
+fn plain(spec: &Spec, case: &Case, text: &str, chunk: usize) -> (Duration, bool) {
     let start = Instant::now();
-    let Ok(mut stream) = spec.stream(None, None) else {
+    let Ok(mut stream) = spec.stream(case.prefix.as_deref(), case.tools.as_deref()) else {
         return (start.elapsed(), false);
     };
     let mut ok = true;
@@ -39,10 +42,12 @@ fn plain(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
 }
 
 /// The same through the OpenAI delta adapter.
-fn deltas(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
+fn deltas(spec: &Spec, case: &Case, text: &str, chunk: usize) -> (Duration, bool) {
     let start = Instant::now();
     let ids = Box::new(CounterIds::default());
-    let Ok(mut stream) = DeltaStream::from_spec(spec, None, None, Options::default(), ids) else {
+    let (prefix, tools) = (case.prefix.as_deref(), case.tools.as_deref());
+    let Ok(mut stream) = DeltaStream::from_spec(spec, prefix, tools, Options::default(), ids)
+    else {
         return (start.elapsed(), false);
     };
     let mut ok = true;
@@ -55,7 +60,8 @@ fn deltas(spec: &Spec, text: &str, chunk: usize) -> (Duration, bool) {
 
 /// The example with its call made long, or `None` when the call's first string value is not
 /// written as is in the text.
-fn inflate(spec: &Spec, example: &str, name: &str, n: usize, parameters: bool) -> Option<String> {
+fn inflate(spec: &Spec, case: &Case, name: &str, n: usize, parameters: bool) -> Option<String> {
+    let example = case.text.as_str();
     if parameters {
         let extra: Vec<String> = (0..n)
             .map(|i| many_parameter(name, i))
@@ -69,7 +75,10 @@ fn inflate(spec: &Spec, example: &str, name: &str, n: usize, parameters: bool) -
             &example[at..]
         ));
     }
-    let message = spec.parse(example).ok()?;
+    let message = match &case.prefix {
+        Some(prefix) => spec.parse_with_prefix(example, prefix).ok()?,
+        None => spec.parse(example).ok()?,
+    };
     let arguments = message["tool_calls"][0]["function"]["arguments"].as_object()?;
     let value = arguments.values().find_map(|v| v.as_str())?;
     if value.len() < 3 {
@@ -99,6 +108,58 @@ fn many_parameter(name: &str, i: usize) -> Option<String> {
     }
 }
 
+/// An example to grow: its text, and the prompt's end and the tools a template stream is given.
+struct Case {
+    text: String,
+    prefix: Option<String>,
+    tools: Option<Vec<Value>>,
+}
+
+/// The shipped names' examples, or (`TEMPLATES=1`) the response templates' tool-call cases of the
+/// streaming corpus (`tests/streaming/expected/NAME.json`), as `(name, spec, case)`.
+fn cases() -> Vec<(String, Spec, Case)> {
+    if std::env::var("TEMPLATES").is_ok_and(|t| t == "1") {
+        return ["gemma4", "qwen3", "qwen3_5"]
+            .into_iter()
+            .map(|name| {
+                let text = std::fs::read_to_string(format!("response_templates/{name}.json"))
+                    .expect("a template");
+                let spec = Spec::from(ResponseTemplate::from_json_str(&text).expect("loads"));
+                let doc: Value = chatparse::value::from_str(
+                    &std::fs::read_to_string(format!("tests/streaming/expected/{name}.json"))
+                        .expect("its cases"),
+                )
+                .expect("JSON");
+                let case = doc["cases"]
+                    .as_array()
+                    .and_then(|c| c.iter().find(|c| c["name"] == "tool_call"))
+                    .expect("a tool_call case");
+                let case = Case {
+                    text: case["input"].as_str().expect("input").to_owned(),
+                    prefix: case["prefix"].as_str().map(str::to_owned),
+                    tools: case["tools"].as_array().cloned(),
+                };
+                (name.to_owned(), spec, case)
+            })
+            .collect();
+    }
+    chatparse::shipped::names()
+        .map(|name| {
+            let spec = chatparse::shipped::spec(name)
+                .expect("shipped")
+                .expect("loads");
+            let text = std::fs::read_to_string(format!("examples/{name}/tool_call.txt"))
+                .expect("an example");
+            let case = Case {
+                text,
+                prefix: None,
+                tools: None,
+            };
+            (name.to_owned(), spec, case)
+        })
+        .collect()
+}
+
 fn main() {
     let only = std::env::args().nth(1);
     let parameters = std::env::var("LONG").is_ok_and(|l| l == "parameters");
@@ -111,18 +172,14 @@ fn main() {
         .and_then(|c| c.parse().ok())
         .unwrap_or(1000);
     println!("name | bytes N / 4N | plain N, 4N (ratio) | deltas N, 4N (ratio)");
-    for name in chatparse::shipped::names() {
+    for (name, spec, case) in cases() {
+        let name = name.as_str();
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
-        let spec = chatparse::shipped::spec(name)
-            .expect("shipped")
-            .expect("loads");
-        let example =
-            std::fs::read_to_string(format!("examples/{name}/tool_call.txt")).expect("an example");
         let (Some(small), Some(large)) = (
-            inflate(&spec, &example, name, n, parameters),
-            inflate(&spec, &example, name, 4 * n, parameters),
+            inflate(&spec, &case, name, n, parameters),
+            inflate(&spec, &case, name, 4 * n, parameters),
         ) else {
             continue;
         };
@@ -134,10 +191,10 @@ fn main() {
                 .min_by_key(|(time, _)| *time)
                 .expect("three runs")
         };
-        let (p1, ok1) = best(&|t| plain(&spec, t, chunk), &small);
-        let (p4, ok4) = best(&|t| plain(&spec, t, chunk), &large);
-        let (d1, dok1) = best(&|t| deltas(&spec, t, chunk), &small);
-        let (d4, dok4) = best(&|t| deltas(&spec, t, chunk), &large);
+        let (p1, ok1) = best(&|t| plain(&spec, &case, t, chunk), &small);
+        let (p4, ok4) = best(&|t| plain(&spec, &case, t, chunk), &large);
+        let (d1, dok1) = best(&|t| deltas(&spec, &case, t, chunk), &small);
+        let (d4, dok4) = best(&|t| deltas(&spec, &case, t, chunk), &large);
         let ok = |a: bool, b: bool| if a && b { "" } else { " (refused)" };
         println!(
             "{name} | {} / {} | {:.1?}, {:.1?} ({:.1}){} | {:.1?}, {:.1?} ({:.1}){}",
