@@ -85,7 +85,12 @@ fn inflate(spec: &Spec, case: &Case, name: &str, n: usize, parameters: bool) -> 
         return None;
     }
     let at = example.find(value)? + value.len();
-    let words = " and more words".repeat(n);
+    let filler = if std::env::var("LONG").is_ok_and(|l| l == "spaces") {
+        "               "
+    } else {
+        " and more words"
+    };
+    let words = filler.repeat(n);
     Some(format!("{}{words}{}", &example[..at], &example[at..]))
 }
 

@@ -66,6 +66,11 @@ pub(crate) struct RecipientScan<'p> {
     /// Once `<|eot_id|>` has arrived: the calls the one-shot parse read, not sent yet (the
     /// output is parsed once, not once per call).
     ended_calls: Option<std::vec::IntoIter<Value>>,
+    /// How far the text was read for its last non-space character, and where that ends: an open
+    /// call's known text then costs each chunk its own length, not the length of the white
+    /// space before it.
+    spaces_read: usize,
+    non_space_end: usize,
 }
 
 impl<'p> RecipientScan<'p> {
@@ -85,6 +90,8 @@ impl<'p> RecipientScan<'p> {
             sent: 0,
             done: true,
             ended_calls: None,
+            spaces_read: 0,
+            non_space_end: 0,
         })
     }
 
@@ -137,6 +144,8 @@ impl<'p> RecipientScan<'p> {
         self.sent = 0;
         self.done = false;
         self.ended_calls = None;
+        self.spaces_read = at;
+        self.non_space_end = at;
     }
 
     /// Reads `text[..limit]`; `stop`: where `<|eot_id|>` (of `eot_len` bytes) is, when it has
@@ -202,12 +211,23 @@ impl<'p> RecipientScan<'p> {
     /// The call open at `start` (its text runs at least to `end`, where the next `>>>` may be):
     /// known up to its last non-space character before `end` (white space before a `>>>all\n`
     /// is not the call's).
-    fn open(&self, text: &str, start: usize, end: usize) -> CallStep {
+    fn open(&mut self, text: &str, start: usize, end: usize) -> CallStep {
         let raw_start = self.raw_start(start);
         let end = end.max(start);
+        let known = if end >= self.spaces_read {
+            let from = self.spaces_read.max(start);
+            let new = text[from..end].trim_end_matches(is_space).len();
+            if new > 0 || from == start {
+                self.non_space_end = from + new;
+            }
+            self.spaces_read = end;
+            self.non_space_end.max(start)
+        } else {
+            start + text[start..end].trim_end_matches(is_space).len()
+        };
         CallStep::Open {
             start: raw_start,
-            known: start + text[start..end].trim_end_matches(is_space).len(),
+            known,
         }
     }
 
