@@ -350,3 +350,61 @@ fn openai_deltas(spec: &Spec, text: &str, cuts: &[usize]) -> (Vec<Value>, Value)
     sent.extend(last);
     (sent, message)
 }
+
+/// `fuzz_regressions/stream_chunking-functionary_v3_2-all-inside-separators`: after a call,
+/// `>>>>>>all\n` — a doubled separator whose second half starts the terminator `>>>all\n`. The
+/// calls' text ends after the first `>>>` (transformers 5.10.4's `recursive_parse` with
+/// `schemas/functionary_v3_2.json` gives the one call `-ime`, and no content), so no call
+/// follows. The stream sent a second call, `all`, before the final message left it out (found by
+/// the debug check that streamed calls are the final message's first ones). At every chunking,
+/// the calls streamed must be the final message's, and it the one-shot parse.
+#[test]
+fn functionary_v3_2_all_terminator_inside_a_separator_run_ends_the_calls() {
+    let data = std::fs::read(
+        repo_root()
+            .join("tests/fuzz_regressions/stream_chunking-functionary_v3_2-all-inside-separators"),
+    )
+    .unwrap();
+    let text = String::from_utf8_lossy(&data[2..]).into_owned();
+    assert!(text.starts_with("-ime\n{}>>>>>>all\n"));
+    let spec = chatparse::shipped::spec("functionary_v3_2")
+        .unwrap()
+        .unwrap();
+    let one_shot = spec.parse(&text).unwrap();
+    assert_eq!(
+        one_shot["tool_calls"],
+        json!([{"type": "function", "function": {"name": "-ime", "arguments": {}}}])
+    );
+    assert!(one_shot.get("content").is_none());
+    let boundaries = char_boundaries(&text);
+    let mut chunkings: Vec<Vec<usize>> = vec![seeded_cuts(&text, data[1]), boundaries.clone()];
+    chunkings.extend(boundaries.iter().map(|&b| vec![b]));
+    for cuts in chunkings {
+        let mut stream = spec.stream(None, None).unwrap();
+        let mut calls = Vec::new();
+        let mut record = |e: chatparse::runtime::stream::Event<'_>| {
+            if let chatparse::runtime::stream::Event::RegionClose { field, value } = e {
+                // A call closed while the text streams, or at the end the calls not sent yet.
+                match value {
+                    Value::Array(rest) if field == "tool_calls" => calls.extend(rest),
+                    value if field == "tool_calls" => calls.push(value),
+                    _ => {}
+                }
+            }
+        };
+        let mut at = 0;
+        for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+            if cut > at {
+                stream.feed_with(&text[at..cut], &mut record).unwrap();
+                at = cut;
+            }
+        }
+        let message = stream.finish_with(&mut record).unwrap();
+        assert!(same_value(&message, &one_shot), "cuts {cuts:?}: {message}");
+        assert_eq!(
+            Value::Array(calls),
+            one_shot["tool_calls"],
+            "cuts {cuts:?}: the calls streamed"
+        );
+    }
+}

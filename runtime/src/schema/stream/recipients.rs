@@ -168,6 +168,13 @@ impl<'p> RecipientScan<'p> {
         };
         let y = self.search_from + found;
         let after = &text[y + MARK.len()..limit];
+        // A run of more than three `>`: the root pattern may end the calls' text inside the run,
+        // before a `>>>all\n` that starts later in it (`{}>>>>>>all\n` ends the calls after the
+        // first `>>>`, which then starts no call), and the iterator splits the run its own way.
+        // This scan does not follow that: the calls not sent yet go out with the final message.
+        if after.starts_with('>') {
+            return self.stop();
+        }
         let end = match (all_terminator(after), cut_name(after)) {
             (Known::Yes, _) => {
                 // The calls end before it: the last call, less trailing white space.
