@@ -211,12 +211,12 @@ impl Unread {
     /// The [`ParseErrorKind::NotUnderstood`](crate::ParseErrorKind::NotUnderstood) error a
     /// strict parse of `text` fails with.
     pub(crate) fn into_error(self, text: &str) -> ParseError {
-        ParseError::not_understood(
-            &format!("/properties/{}", self.field),
-            self.what,
-            self.span,
-            text,
-        )
+        // Not `format!`: on a short refused message the formatting machinery was a sixth of
+        // the parse.
+        let mut pointer = String::with_capacity("/properties/".len() + self.field.len());
+        pointer.push_str("/properties/");
+        pointer.push_str(self.field);
+        ParseError::not_understood(pointer, self.what, self.span, text)
     }
 }
 
@@ -228,7 +228,7 @@ impl Unread {
 /// markers: 9,300 instructions on a 32-byte message). A `memchr` for the first byte and a
 /// comparison at each hit cost a few instructions on text without it; at most `needle.len()`
 /// bytes are compared per hit, so a marker-length constant bounds the work per byte.
-fn find_from(text: &str, needle: &str, from: usize) -> Option<usize> {
+pub(crate) fn find_from(text: &str, needle: &str, from: usize) -> Option<usize> {
     let hay = text.get(from..)?.as_bytes();
     let Some((&first, _)) = needle.as_bytes().split_first() else {
         return Some(from);
@@ -601,6 +601,12 @@ fn cohere(text: &str) -> Vec<Unread> {
 }
 
 /// A piece of Command R7B output outside what the schema reads.
+/// The part of a text holding no `<|` (so no marker of Command R7B's) that the check reports:
+/// the whole text, trimmed, when anything is left.
+pub(crate) fn cohere_text_outside(text: &str) -> Option<Unread> {
+    trimmed(text, 0).map(|span| cohere_unread(None, 0, span, None))
+}
+
 fn cohere_unread(
     before: Option<&str>,
     piece_start: usize,
@@ -1165,38 +1171,44 @@ fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
 /// The parts of `text` outside the spans `read` (in any order) that are more than the harmony
 /// format's scaffold.
 pub(crate) fn outside_read(text: &str, read: &mut [(usize, usize)]) -> Vec<Unread> {
-    let mut out = Vec::new();
+    outside_read_iter(text, read).collect()
+}
+
+/// [`outside_read`] one part at a time, in output order.
+///
+/// Why an iterator: a strict parse needs only the first part, and on a marker-free message (the
+/// whole text is the one part) collecting it cost an allocation of its own.
+pub(crate) fn outside_read_iter<'t>(
+    text: &'t str,
+    read: &'t mut [(usize, usize)],
+) -> impl Iterator<Item = Unread> + 't {
     read.sort_unstable();
     let mut at = 0;
-    let gaps = read
-        .iter()
+    read.iter()
         .map(Some)
         .chain([None])
-        .filter_map(|span| match span {
+        .filter_map(move |span| match span {
             Some(&(a, b)) => {
                 let gap = (a > at).then_some((at, a));
                 at = at.max(b);
                 gap
             }
             None => Some((at, text.len())),
-        });
-    for (a, b) in gaps {
-        let piece = text.get(a..b).unwrap_or_default();
-        if harmony_scaffold(piece) {
-            continue;
-        }
-        if let Some(span) = trimmed(piece, a) {
-            out.push(Unread {
+        })
+        .filter_map(move |(a, b)| {
+            let piece = text.get(a..b).unwrap_or_default();
+            if harmony_scaffold(piece) {
+                return None;
+            }
+            trimmed(piece, a).map(|span| Unread {
                 field: "content",
                 span,
                 what: "text outside the harmony messages the schema reads (analysis, final, \
                        calls to functions.*): the schema would drop it"
                     .to_owned(),
                 read_as: ReadAs::Nothing,
-            });
-        }
-    }
-    out
+            })
+        })
 }
 
 #[cfg(test)]

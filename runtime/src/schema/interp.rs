@@ -217,7 +217,7 @@ fn set_aside_unread(
             }
         }
         let (start, end) = unread.span;
-        let reason = ParseError::not_understood(&pointer, unread.what, unread.span, text);
+        let reason = ParseError::not_understood(pointer.clone(), unread.what, unread.span, text);
         let entry = Malformed {
             field: Some(unread.field.to_owned()),
             pointer,

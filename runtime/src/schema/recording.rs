@@ -17,7 +17,8 @@
 use std::cell::{Cell, RefCell};
 
 use super::check::{
-    call_gaps_iterator, gaps_unread, offset_in, outside_read, region_gaps, RegionGap,
+    call_gaps_iterator, cohere_text_outside, find_from, gaps_unread, offset_in, outside_read,
+    outside_read_iter, region_gaps, RegionGap,
 };
 use super::{Check, Schema, Unread};
 
@@ -333,6 +334,8 @@ impl Check {
     ///   stripped text would be that region): nothing to report.
     /// - [`Check::GptOss`] reports the output outside what the fields' patterns found, and they
     ///   found nothing: the whole output, as [`Check::verify`] would say it.
+    /// - [`Check::CohereCommandR7b`] reports text outside its blocks; with no `<|` in the text
+    ///   (every marker it knows starts so) that is the whole text, trimmed.
     /// - The others read the output text for themselves, and each reports nothing when the text
     ///   holds none of its openers ([`Check::openers`]); otherwise they run as always.
     ///
@@ -343,13 +346,21 @@ impl Check {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn verify_marker_free(&self, schema: &Schema, text: &str) -> Result<(), crate::ParseError> {
-        let unread = match self {
+        let first = match self {
             Check::CallGaps => return Ok(()),
-            Check::GptOss if schema.root().properties.is_some() => outside_read(text, &mut []),
+            // Nothing read: the one part is the whole text (unless it is only scaffolding).
+            Check::GptOss if schema.root().properties.is_some() => {
+                outside_read_iter(text, &mut []).next()
+            }
+            // Every marker of Command R7B's check starts with `<|`: without one, no block was
+            // read and the one piece is the whole text, as `cohere` would find it.
+            Check::CohereCommandR7b if find_from(text, "<|", 0).is_none() => {
+                cohere_text_outside(text)
+            }
             _ if self.openers().is_some_and(|o| o.absent_in(text)) => return Ok(()),
             _ => return self.verify(schema, text),
         };
-        match unread.into_iter().min_by_key(|u| u.span) {
+        match first {
             None => Ok(()),
             Some(u) => Err(u.into_error(text)),
         }
