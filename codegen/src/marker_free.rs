@@ -387,12 +387,15 @@ impl MarkerFree {
                 .join(", "),
         ) + &prefix_doc;
         quote! {
+            /// The literals whose absence from an output [`parse_marker_free`] needs to answer
+            /// it (none of them present: it answers).
+            pub const MARKER_FREE_LITERALS: &[&str] = &[#(#markers),*];
             #[doc = #doc]
             #[inline]
             pub fn parse_marker_free<'a>(text: &'a str) -> Option<#ty> {
                 static MARKERS: support::Markers = support::Markers {
                     first_bytes: #first_bytes,
-                    literals: &[#(#markers),*],
+                    literals: MARKER_FREE_LITERALS,
                 };
                 if !MARKERS.absent_in(text) {
                     return None;
@@ -406,6 +409,8 @@ impl MarkerFree {
     /// The `parse_marker_free` of a schema the analysis does not cover.
     pub fn none(ty: &TokenStream) -> TokenStream {
         quote! {
+            /// Empty: [`parse_marker_free`] never answers.
+            pub const MARKER_FREE_LITERALS: &[&str] = &[];
             /// Always `None`: this schema's shape is not one whose marker-free answer is proven
             /// when the parser is generated (`chatparse-codegen`'s `marker_free.rs`).
             #[inline]

@@ -90,6 +90,29 @@ pub enum ReadAs {
     Field,
 }
 
+use crate::support::Markers;
+
+static APRIEL_OPENERS: Markers = Markers {
+    first_bytes: b"<",
+    literals: &["<tool_calls>"],
+};
+static NEMOTRON_OPENERS: Markers = Markers {
+    first_bytes: b"<",
+    literals: &["<TOOLCALL>"],
+};
+static MISTRAL_OPENERS: Markers = Markers {
+    first_bytes: b"[",
+    literals: &["[TOOL_CALLS]"],
+};
+static LLAMA3_OPENERS: Markers = Markers {
+    first_bytes: b"<{",
+    literals: &["<|python_tag|>", "{"],
+};
+static LFM2_OPENERS: Markers = Markers {
+    first_bytes: b"<",
+    literals: &["<|tool_call_start|>"],
+};
+
 impl Check {
     /// The check of a shipped schema, by its name.
     ///
@@ -170,29 +193,13 @@ impl Check {
     /// `llama3` also reads a call object that opens the output, which needs a `{`). `None` for
     /// the checks that report text outside what the schema read (Command R7B, gpt-oss) or read
     /// the schema's own region (the call gaps).
-    pub(crate) fn openers(&self) -> Option<&'static crate::support::Markers> {
-        use crate::support::Markers;
+    pub(crate) const fn openers(&self) -> Option<&'static crate::support::Markers> {
         Some(match self {
-            Check::Apriel => &Markers {
-                first_bytes: b"<",
-                literals: &["<tool_calls>"],
-            },
-            Check::NemotronNanoV2 => &Markers {
-                first_bytes: b"<",
-                literals: &["<TOOLCALL>"],
-            },
-            Check::MistralJsonList => &Markers {
-                first_bytes: b"[",
-                literals: &["[TOOL_CALLS]"],
-            },
-            Check::Llama3Json => &Markers {
-                first_bytes: b"<{",
-                literals: &["<|python_tag|>", "{"],
-            },
-            Check::Lfm2 => &Markers {
-                first_bytes: b"<",
-                literals: &["<|tool_call_start|>"],
-            },
+            Check::Apriel => &APRIEL_OPENERS,
+            Check::NemotronNanoV2 => &NEMOTRON_OPENERS,
+            Check::MistralJsonList => &MISTRAL_OPENERS,
+            Check::Llama3Json => &LLAMA3_OPENERS,
+            Check::Lfm2 => &LFM2_OPENERS,
             Check::CohereCommandR7b | Check::CallGaps | Check::GptOss => return None,
         })
     }

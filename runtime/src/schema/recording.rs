@@ -325,6 +325,57 @@ impl Check {
 }
 
 impl Check {
+    /// Whether [`Check::verify_marker_free`] is `Ok` for every text: [`Check::CallGaps`], which
+    /// reads only a calls' region the marker-free answer never has. A `const fn`, so that
+    /// generated code, whose check is a constant, skips the call (and the schema it reads) at
+    /// compile time.
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// assert!(Check::CallGaps.understands_every_marker_free_answer());
+    /// assert!(!Check::GptOss.understands_every_marker_free_answer());
+    /// ```
+    pub const fn understands_every_marker_free_answer(&self) -> bool {
+        matches!(self, Check::CallGaps)
+    }
+
+    /// Whether [`Check::verify_marker_free`] is `Ok` for every text without any of `literals`
+    /// (a generated parser's `MARKER_FREE_LITERALS`, whose absence its marker-free answer needs):
+    /// [`Check::understands_every_marker_free_answer`], or a check that reports nothing without
+    /// its openers where each opener holds one of `literals` (so is absent with them). A
+    /// `const fn`, for the same reason.
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// assert!(Check::MistralJsonList.understands_marker_free_answers_without(&["[TOOL_CALLS]"]));
+    /// assert!(Check::MistralJsonList.understands_marker_free_answers_without(&["_CALLS]"]));
+    /// assert!(!Check::MistralJsonList.understands_marker_free_answers_without(&["[TOOL_CALLS]x"]));
+    /// assert!(!Check::MistralJsonList.understands_marker_free_answers_without(&[]));
+    /// assert!(!Check::GptOss.understands_marker_free_answers_without(&["<|start|>"]));
+    /// ```
+    pub const fn understands_marker_free_answers_without(&self, literals: &[&str]) -> bool {
+        if self.understands_every_marker_free_answer() {
+            return true;
+        }
+        let Some(openers) = self.openers() else {
+            return false;
+        };
+        let mut i = 0;
+        while i < openers.literals.len() {
+            let mut j = 0;
+            let mut held = false;
+            while j < literals.len() && !held {
+                held = contains(openers.literals[i], literals[j]);
+                j += 1;
+            }
+            if !held {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
     /// The check's verdict on `text` when the generated parser answered it on its marker-free
     /// path (`parse_marker_free`: none of the schema's markers is in the output, and the code
     /// generator proved what every pattern then finds): the same verdict as [`Check::verify`].
@@ -346,8 +397,10 @@ impl Check {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn verify_marker_free(&self, schema: &Schema, text: &str) -> Result<(), crate::ParseError> {
+        // (The arm below answers `Ok` before anything is read; generated code asks
+        // `understands_every_marker_free_answer` first so as not to load the schema.)
         let first = match self {
-            Check::CallGaps => return Ok(()),
+            _ if self.understands_every_marker_free_answer() => return Ok(()),
             // Nothing read: the one part is the whole text (unless it is only scaffolding).
             Check::GptOss if schema.root().properties.is_some() => {
                 outside_read_iter(text, &mut []).next()
@@ -365,4 +418,24 @@ impl Check {
             Some(u) => Err(u.into_error(text)),
         }
     }
+}
+
+/// Whether `needle` (not empty) occurs in `hay`, at compile time.
+const fn contains(hay: &str, needle: &str) -> bool {
+    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
+    if needle.is_empty() {
+        return false;
+    }
+    let mut at = 0;
+    while at + needle.len() <= hay.len() {
+        let mut k = 0;
+        while k < needle.len() && hay[at + k] == needle[k] {
+            k += 1;
+        }
+        if k == needle.len() {
+            return true;
+        }
+        at += 1;
+    }
+    false
 }

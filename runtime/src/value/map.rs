@@ -249,8 +249,9 @@ impl Map {
 }
 
 impl Drop for Map {
+    #[inline]
     fn drop(&mut self) {
-        if self.inner.values().any(Value::has_children) {
+        if !self.inner.is_empty() && self.inner.values().any(Value::has_children) {
             let mut pending = Vec::new();
             self.drain_values_into(&mut pending);
             super::drop_iteratively(pending);
