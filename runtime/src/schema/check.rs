@@ -1115,7 +1115,12 @@ fn harmony_scaffold(piece: &str) -> bool {
                 rest = &r[close + 2..];
                 continue;
             }
-            let end = find_from(rest, "<|", 0).unwrap_or(rest.len());
+            // A word is a few bytes: a byte loop, not `memchr`'s set-up per word.
+            let end = rest
+                .as_bytes()
+                .windows(2)
+                .position(|w| w == b"<|")
+                .unwrap_or(rest.len());
             let token = &rest[..end];
             let known = matches!(
                 token,
@@ -1178,44 +1183,40 @@ fn gpt_oss(schema: &Schema, text: &str) -> Vec<Unread> {
 /// The parts of `text` outside the spans `read` (in any order) that are more than the harmony
 /// format's scaffold.
 pub(crate) fn outside_read(text: &str, read: &mut [(usize, usize)]) -> Vec<Unread> {
-    outside_read_iter(text, read).collect()
-}
-
-/// [`outside_read`] one part at a time, in output order.
-///
-/// Why an iterator: a strict parse needs only the first part, and on a marker-free message (the
-/// whole text is the one part) collecting it cost an allocation of its own.
-pub(crate) fn outside_read_iter<'t>(
-    text: &'t str,
-    read: &'t mut [(usize, usize)],
-) -> impl Iterator<Item = Unread> + 't {
     read.sort_unstable();
     let mut at = 0;
-    read.iter()
+    let gaps = read
+        .iter()
         .map(Some)
         .chain([None])
-        .filter_map(move |span| match span {
+        .filter_map(|span| match span {
             Some(&(a, b)) => {
                 let gap = (a > at).then_some((at, a));
                 at = at.max(b);
                 gap
             }
             None => Some((at, text.len())),
-        })
-        .filter_map(move |(a, b)| {
-            let piece = text.get(a..b).unwrap_or_default();
-            if harmony_scaffold(piece) {
-                return None;
-            }
-            trimmed(piece, a).map(|span| Unread {
-                field: "content",
-                span,
-                what: "text outside the harmony messages the schema reads (analysis, final, \
-                       calls to functions.*): the schema would drop it"
-                    .to_owned(),
-                read_as: ReadAs::Nothing,
-            })
-        })
+        });
+    gaps.filter_map(|(a, b)| outside_piece(text, a, b))
+        .collect()
+}
+
+/// What gpt-oss's check reports of the text from `a` to `b`, outside every harmony message the
+/// schema read: nothing when it is white space or the format's scaffolding, else the piece
+/// trimmed.
+pub(crate) fn outside_piece(text: &str, a: usize, b: usize) -> Option<Unread> {
+    let piece = text.get(a..b).unwrap_or_default();
+    if harmony_scaffold(piece) {
+        return None;
+    }
+    trimmed(piece, a).map(|span| Unread {
+        field: "content",
+        span,
+        what: "text outside the harmony messages the schema reads (analysis, final, \
+               calls to functions.*): the schema would drop it"
+            .to_owned(),
+        read_as: ReadAs::Nothing,
+    })
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@
 use std::cell::{Cell, RefCell};
 
 use super::check::{
-    call_gaps_iterator, cohere_text_outside, find_from, gaps_unread, offset_in, outside_read,
-    outside_read_iter, region_gaps, RegionGap,
+    call_gaps_iterator, cohere_text_outside, find_from, gaps_unread, offset_in, outside_piece,
+    outside_read, region_gaps, RegionGap,
 };
 use super::{Check, Schema, Unread};
 
@@ -403,7 +403,7 @@ impl Check {
             _ if self.understands_every_marker_free_answer() => return Ok(()),
             // Nothing read: the one part is the whole text (unless it is only scaffolding).
             Check::GptOss if schema.root().properties.is_some() => {
-                outside_read_iter(text, &mut []).next()
+                outside_piece(text, 0, text.len())
             }
             // Every marker of Command R7B's check starts with `<|`: without one, no block was
             // read and the one piece is the whole text, as `cohere` would find it.
