@@ -73,7 +73,7 @@ const CHECKED: &[(&str, bool, &str)] = &[
     ("deepseek_v3_2", true, "CallGaps"),
     ("ernie4_5", true, "CallGaps"),
     ("functionary_v3_1", true, "CallGaps"),
-    ("functionary_v3_2", true, "CallGaps"),
+    ("functionary_v3_2", true, "FunctionaryV3_2"),
     ("gemma4", true, "CallGaps"),
     ("glm4_5", true, "CallGaps"),
     ("hermes", true, "CallGaps"),

@@ -140,6 +140,8 @@ const PROBES: &[(&str, &str)] = &[
     ("gemma4", "Checking.<|tool_call>call:a{}<tool_call|>zqxj done."),
     ("functionary_v3_1", "<function=a>{}</function>zqxj done."),
     ("functionary_v3_2", "a\n{}zqxj done."),
+    ("functionary_v3_2", "a\n{}>>>all\nzqxj done."),
+    ("functionary_v3_2", "all\nSure.>>>zqxj"),
     ("mistral_small", "[TOOL_CALLS]a[ARGS]{} zqxj done."),
     ("apriel", r#"<tool_calls>[{"name": "a", "arguments": {}}]</tool_calls> zqxj done."#),
     ("nemotron_nano_v2", r#"<TOOLCALL>[{"name": "a", "arguments": {}}]</TOOLCALL> zqxj done."#),
@@ -152,6 +154,8 @@ const PROBES: &[(&str, &str)] = &[
     ("gpt_oss", "<|channel|>commentary to=functions.a <|constrain|>json<|message|>{}<|call|>zqxj done."),
     // Text outside the format's blocks, a second response.
     ("cohere_command_r7b", "zqxj plain text."),
+    ("functionary_v3_2", "zqxj plain text."),
+    ("functionary_v3_2", "all zqxj"),
     ("cohere_command_r7b", "<|START_RESPONSE|>a<|END_RESPONSE|><|START_RESPONSE|>zqxj<|END_RESPONSE|>"),
     ("cohere_command_r7b", "<|START_THINKING|>a<|END_THINKING|><|START_THINKING|>zqxj<|END_THINKING|>"),
 ];

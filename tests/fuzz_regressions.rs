@@ -357,7 +357,9 @@ fn openai_deltas(spec: &Spec, text: &str, cuts: &[usize]) -> (Vec<Value>, Value)
 /// `schemas/functionary_v3_2.json` gives the one call `-ime`, and no content), so no call
 /// follows. The stream sent a second call, `all`, before the final message left it out (found by
 /// the debug check that streamed calls are the final message's first ones). At every chunking,
-/// the calls streamed must be the final message's, and it the one-shot parse.
+/// the calls streamed must be the schema's, and the stream must end as the one-shot parse: the
+/// shipped name refuses the text after the `>>>all\n` (`{}>>>>\u{fffd}`, which the schema drops;
+/// see tests/check_functionary_v3_2.rs).
 #[test]
 fn functionary_v3_2_all_terminator_inside_a_separator_run_ends_the_calls() {
     let data = std::fs::read(
@@ -370,41 +372,71 @@ fn functionary_v3_2_all_terminator_inside_a_separator_run_ends_the_calls() {
     let spec = chatparse::shipped::spec("functionary_v3_2")
         .unwrap()
         .unwrap();
-    let one_shot = spec.parse(&text).unwrap();
+    let schema_only = spec.schema().unwrap().parse_schema_only(&text).unwrap();
     assert_eq!(
-        one_shot["tool_calls"],
+        schema_only["tool_calls"],
         json!([{"type": "function", "function": {"name": "-ime", "arguments": {}}}])
     );
-    assert!(one_shot.get("content").is_none());
-    let boundaries = char_boundaries(&text);
-    let mut chunkings: Vec<Vec<usize>> = vec![seeded_cuts(&text, data[1]), boundaries.clone()];
-    chunkings.extend(boundaries.iter().map(|&b| vec![b]));
-    for cuts in chunkings {
-        let mut stream = spec.stream(None, None).unwrap();
-        let mut calls = Vec::new();
-        let mut record = |e: chatparse::runtime::stream::Event<'_>| {
-            if let chatparse::runtime::stream::Event::RegionClose { field, value } = e {
-                // A call closed while the text streams, or at the end the calls not sent yet.
-                match value {
-                    Value::Array(rest) if field == "tool_calls" => calls.extend(rest),
-                    value if field == "tool_calls" => calls.push(value),
-                    _ => {}
+    assert!(schema_only.get("content").is_none());
+    let refused = spec.parse(&text).unwrap_err();
+    match &refused.kind {
+        chatparse::ParseErrorKind::NotUnderstood { span, .. } => {
+            assert_eq!(&text[span.0..span.1], "{}>>>>\u{fffd}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without the text after `>>>all\n`, the shipped name gives the schema's message.
+    let cut_text = text[..text.find(">>>all\n").unwrap() + ">>>all\n".len()].to_owned();
+    let one_shot = spec.parse(&cut_text).unwrap();
+    assert!(same_value(&one_shot, &schema_only));
+    for (text, want) in [(&text, Err(refused)), (&cut_text, Ok(one_shot))] {
+        let boundaries = char_boundaries(text);
+        let mut chunkings: Vec<Vec<usize>> = vec![seeded_cuts(text, data[1]), boundaries.clone()];
+        chunkings.extend(boundaries.iter().map(|&b| vec![b]));
+        for cuts in chunkings {
+            let mut stream = spec.stream(None, None).unwrap();
+            let mut calls = Vec::new();
+            let mut record = |e: chatparse::runtime::stream::Event<'_>| {
+                if let chatparse::runtime::stream::Event::RegionClose { field, value } = e {
+                    // A call closed while the text streams, or at the end the calls not sent yet.
+                    match value {
+                        Value::Array(rest) if field == "tool_calls" => calls.extend(rest),
+                        value if field == "tool_calls" => calls.push(value),
+                        _ => {}
+                    }
+                }
+            };
+            let mut at = 0;
+            for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
+                if cut > at {
+                    stream.feed_with(&text[at..cut], &mut record).unwrap();
+                    at = cut;
                 }
             }
-        };
-        let mut at = 0;
-        for &cut in cuts.iter().chain(std::iter::once(&text.len())) {
-            if cut > at {
-                stream.feed_with(&text[at..cut], &mut record).unwrap();
-                at = cut;
+            let finished = stream.finish_with(&mut record);
+            match (&finished, &want) {
+                (Ok(message), Ok(one_shot)) => {
+                    assert!(same_value(message, one_shot), "cuts {cuts:?}: {message}");
+                    assert_eq!(
+                        Value::Array(calls),
+                        one_shot["tool_calls"],
+                        "cuts {cuts:?}: the calls streamed"
+                    );
+                }
+                (Err(e), Err(refused)) => {
+                    assert_eq!(e, refused, "cuts {cuts:?}");
+                    // The calls sent before the end are the schema's first ones.
+                    let schema_calls = schema_only["tool_calls"].as_array().unwrap();
+                    assert!(
+                        calls.len() <= schema_calls.len(),
+                        "cuts {cuts:?}: {calls:?}"
+                    );
+                    for (sent, call) in calls.iter().zip(schema_calls) {
+                        assert!(same_value(sent, call), "cuts {cuts:?}: {sent}");
+                    }
+                }
+                (got, want) => panic!("cuts {cuts:?}: {got:?}, want {want:?}"),
             }
         }
-        let message = stream.finish_with(&mut record).unwrap();
-        assert!(same_value(&message, &one_shot), "cuts {cuts:?}: {message}");
-        assert_eq!(
-            Value::Array(calls),
-            one_shot["tool_calls"],
-            "cuts {cuts:?}: the calls streamed"
-        );
     }
 }

@@ -1543,6 +1543,11 @@ fn calls_leave_when_decided(
             continue;
         }
         for case in &suite.cases {
+            // A message the shipped name's completeness check refuses (text the schema would
+            // drop; tests/checks.rs pins those cases) ends the stream with that error.
+            if spec.parse(&case.input).is_err() {
+                continue;
+            }
             if let Expect::Value(reference) = &case.expect {
                 if let Some(Value::Array(want)) = reference.get("tool_calls") {
                     inputs.push((case.name.clone(), case.input.clone(), want.len()));
@@ -1672,7 +1677,9 @@ fn functionary_v3_2_calls_leave_when_decided() {
         .unwrap();
     let made = [
         "a\n{\"x\": 1}>>>b\n{}>>>c\n{\"s\": \">>\"}<|eot_id|>",
-        "all\nSure.>>>a\n{}\n>>>all\nDone.<|eot_id|>",
+        // The `>>>all\n` after the calls decides the last one (text after it would be refused:
+        // the template writes the text before the calls).
+        "all\nSure.>>>a\n{}\n>>>all\n<|eot_id|>",
         ">>>a\n{}>>>b\n{\"y\": [1]}<|eot_id|>",
     ];
     let leave = calls_leave_when_decided(

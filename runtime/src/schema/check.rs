@@ -31,6 +31,8 @@ use crate::value::Value;
 
 use super::Schema;
 
+mod recipients;
+
 /// A shipped family's completeness check (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -62,6 +64,15 @@ pub enum Check {
     /// `gpt_oss`: nothing outside the harmony messages the schema reads (analysis, final, and
     /// calls to `functions.*`) but their headers.
     GptOss,
+    /// `functionary_v3_2`: what [`Check::CallGaps`] names, and every part of the output outside
+    /// the content and the calls the root pattern reads, up to `<|eot_id|>`, other than the
+    /// format's markup (`>>>`, the `all` recipient and its newline) and white space: text
+    /// written without a recipient (`Hello`, `all Hello`), text after a `>>>all\n` that follows
+    /// the calls, and a recipient cut at the end of the output (`>>>get_wea`); and a second
+    /// `>>>all\n` block after the text, which the schema reads as a call named `all`. The template
+    /// writes `>>>all\n` and the text, then `>>>NAME\n` and the arguments of each call; the
+    /// schema drops the rest.
+    FunctionaryV3_2,
 }
 
 /// A part of the output the schema's message would not carry.
@@ -130,10 +141,9 @@ impl Check {
             "mistral_nemo" | "mistral_small_3_1" => Check::MistralJsonList,
             "llama3_json" => Check::Llama3Json,
             "deepseek_r1" | "deepseek_v3_1" | "deepseek_v3_2" | "ernie4_5" | "functionary_v3_1"
-            | "functionary_v3_2" | "gemma4" | "glm4_5" | "hermes" | "kimi_k2" | "minimax_m2"
-            | "mistral_small" | "qwen3" | "qwen3_5" | "qwen3_coder" | "seed_oss" | "smollm3" => {
-                Check::CallGaps
-            }
+            | "gemma4" | "glm4_5" | "hermes" | "kimi_k2" | "minimax_m2" | "mistral_small"
+            | "qwen3" | "qwen3_5" | "qwen3_coder" | "seed_oss" | "smollm3" => Check::CallGaps,
+            "functionary_v3_2" => Check::FunctionaryV3_2,
             "lfm2" => Check::Lfm2,
             "gpt_oss" => Check::GptOss,
             _ => return None,
@@ -183,6 +193,7 @@ impl Check {
             Check::CallGaps => call_gaps(schema, text),
             Check::Lfm2 => lfm2(text),
             Check::GptOss => gpt_oss(schema, text),
+            Check::FunctionaryV3_2 => recipients::unread(schema, text),
         };
         out.sort_by_key(|u| u.span);
         out
@@ -200,7 +211,9 @@ impl Check {
             Check::MistralJsonList => &MISTRAL_OPENERS,
             Check::Llama3Json => &LLAMA3_OPENERS,
             Check::Lfm2 => &LFM2_OPENERS,
-            Check::CohereCommandR7b | Check::CallGaps | Check::GptOss => return None,
+            Check::CohereCommandR7b | Check::CallGaps | Check::GptOss | Check::FunctionaryV3_2 => {
+                return None
+            }
         })
     }
 
@@ -899,18 +912,9 @@ fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
     if literal_first && no_call() {
         return out;
     }
-    let mut rewritten = Cow::Borrowed(text);
-    for sub in &root.substitutions {
-        match crate::support::substitute(
-            rewritten,
-            &sub.pattern.regex,
-            &sub.replacement,
-            &sub.pattern.pointer,
-        ) {
-            Ok(t) => rewritten = t,
-            Err(_) => return out,
-        }
-    }
+    let Some(rewritten) = root_rewritten(schema, text) else {
+        return out;
+    };
     let Some(group) = pattern.regex.group_index("tool_calls") else {
         return out;
     };
@@ -936,6 +940,21 @@ fn call_gaps(schema: &Schema, text: &str) -> Vec<Unread> {
         out.clear();
     }
     out
+}
+
+/// `text` after the root's substitutions, as the root pattern reads it; `None` when one fails.
+fn root_rewritten<'t>(schema: &Schema, text: &'t str) -> Option<Cow<'t, str>> {
+    let mut rewritten = Cow::Borrowed(text);
+    for sub in &schema.root().substitutions {
+        rewritten = crate::support::substitute(
+            rewritten,
+            &sub.pattern.regex,
+            &sub.replacement,
+            &sub.pattern.pointer,
+        )
+        .ok()?;
+    }
+    Some(rewritten)
 }
 
 /// A part of the calls' region outside every call that is more than markup and white space.
@@ -993,6 +1012,11 @@ pub(crate) fn region_gaps(
     out
 }
 
+/// What a part of the calls' region outside every call is.
+const AMONG_CALLS: &str = "text among the tool calls (between two calls or after the last): the \
+                           family's chat template writes the message's text before its calls, \
+                           and the schema would drop this";
+
 /// The gaps as [`Unread`] parts of the output.
 pub(crate) fn gaps_unread(text: &str, gaps: &[RegionGap]) -> Vec<Unread> {
     let mut out = Vec::new();
@@ -1011,10 +1035,7 @@ pub(crate) fn gaps_unread(text: &str, gaps: &[RegionGap]) -> Vec<Unread> {
         out.push(Unread {
             field: "tool_calls",
             span,
-            what: "text among the tool calls (between two calls or after the last): the \
-                   family's chat template writes the message's text before its calls, and the \
-                   schema would drop this"
-                .to_owned(),
+            what: AMONG_CALLS.to_owned(),
             read_as: ReadAs::Nothing,
         });
     }
