@@ -66,6 +66,7 @@ use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::stream::separated_shape;
 use crate::schema::{Items, Node, ParserKind, Schema};
 use crate::stream::brackets::Brackets;
+use crate::stream::spaces::SpaceRuns;
 use crate::stream::region_shape;
 use crate::support::Content;
 use crate::value::Value;
@@ -607,33 +608,6 @@ struct HeadMemo {
     search_from: usize,
 }
 
-/// Runs of white space in a text that only grows (see [`HeadMemo`]).
-#[derive(Debug, Clone, Default)]
-struct SpaceRuns(Vec<(usize, usize)>);
-
-impl SpaceRuns {
-    /// Runs shorter than this are read again: a head holds only a few places where white
-    /// space may stand, so the runs kept are few.
-    const LONG: usize = 32;
-    const KEPT: usize = 16;
-
-    /// Where the white space (`is`) at byte `i` of `text` ends.
-    fn skip(&mut self, text: &str, i: usize, is: impl Fn(char) -> bool) -> usize {
-        let known = self.0.iter().position(|&(start, _)| start == i);
-        let from = known.map_or(i, |k| self.0[k].1);
-        let Some(rest) = text.get(from..) else {
-            return i;
-        };
-        let end = from + (rest.len() - rest.trim_start_matches(&is).len());
-        match known {
-            Some(k) => self.0[k].1 = end,
-            None if end - i >= Self::LONG && self.0.len() < Self::KEPT => self.0.push((i, end)),
-            None => {}
-        }
-        end
-    }
-}
-
 /// JSON's white space.
 fn json_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
@@ -1022,7 +996,11 @@ impl Sketch {
         self.value = match self.value {
             OpenValue::Undecided => reader.decide(&mut self.built, &self.keys),
             OpenValue::NotString => OpenValue::NotString,
-            OpenValue::Streaming { sent_to } => reader.extend(&mut self.built, sent_to),
+            OpenValue::Streaming {
+                sent_to,
+                read,
+                breaks_to,
+            } => reader.extend(&mut self.built, sent_to, read, breaks_to),
         };
     }
 

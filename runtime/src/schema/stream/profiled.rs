@@ -71,6 +71,7 @@ use crate::py::unicode::is_space;
 use crate::schema::reuse::{ParsedCall, ParsedCalls};
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
+use crate::stream::spaces::SpaceRuns;
 use crate::stream::{Event, MessageStream, TextRun};
 use crate::support::Content;
 
@@ -239,6 +240,10 @@ pub struct ProfiledStreamParser<'p> {
     leading: Option<LeadingRun>,
     /// `buffer[.0..end]` is known to be whitespace up to `.1` (see `first_text`).
     spaces: (usize, usize),
+    /// The white space that the checks of a call's start (a bare JSON call at the output's
+    /// start, a recipient's header) read while they wait, in the text from `.0` (see
+    /// [`SpaceRuns`]).
+    start_spaces: (usize, SpaceRuns),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
     lenient: bool,
     /// The length of the prompt's tail at the start of `buffer` (error positions count from
@@ -313,6 +318,7 @@ impl<'p> ProfiledStreamParser<'p> {
             call_sent_to: None,
             leading: None,
             spaces: (usize::MAX, 0),
+            start_spaces: (usize::MAX, SpaceRuns::default()),
             lenient: false,
             pending: Pending::default(),
             initial: Vec::new(),
@@ -773,7 +779,9 @@ impl<'p> ProfiledStreamParser<'p> {
                 && self.opens_calls(marker)
             {
                 // A `>>>` ends the content only where a call's header follows it.
-                match RecipientScan::header_at(&self.buffer[m + marker.len()..]) {
+                let at = m + marker.len();
+                let spaces = start_spaces(&mut self.start_spaces, at);
+                match RecipientScan::header_at(&self.buffer[at..], spaces) {
                     Some(Some(_)) => {
                         self.enter_calls(m, marker);
                         if let Some(recipients) = self.recipients() {
@@ -1251,7 +1259,8 @@ impl<'p> ProfiledStreamParser<'p> {
                     return;
                 }
                 let at = if marked { t + 3 } else { t };
-                match RecipientScan::header_at(&self.buffer[at..]) {
+                let spaces = start_spaces(&mut self.start_spaces, at);
+                match RecipientScan::header_at(&self.buffer[at..], spaces) {
                     None => return,
                     Some(Some(name)) if name != "all" => {
                         if let Some(recipients) = self.recipients() {
@@ -1275,7 +1284,8 @@ impl<'p> ProfiledStreamParser<'p> {
             };
             if let Some(objects) = objects {
                 // A bare call at the start: the root substitution gives it the opener.
-                match bare_call_at(&self.buffer[t..]) {
+                let spaces = start_spaces(&mut self.start_spaces, t);
+                match bare_call_at(&self.buffer[t..], spaces) {
                     Some(true) => {
                         objects.start_bare(t);
                         self.scanned = t;
@@ -1904,4 +1914,13 @@ impl MessageStream for ProfiledStreamParser<'_> {
         events.into_iter().for_each(on_event);
         Ok(message)
     }
+}
+
+/// The white space read by the checks of a call's start at `at` (`memo`: the runs read, and
+/// from where).
+fn start_spaces(memo: &mut (usize, SpaceRuns), at: usize) -> &mut SpaceRuns {
+    if memo.0 != at {
+        *memo = (at, SpaceRuns::default());
+    }
+    &mut memo.1
 }

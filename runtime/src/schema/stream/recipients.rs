@@ -33,6 +33,7 @@ use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Schema};
+use crate::stream::spaces::SpaceRuns;
 use crate::support::Content;
 use crate::value::Value;
 
@@ -129,8 +130,13 @@ impl<'p> RecipientScan<'p> {
 
     /// Whether a call's header `NAME[ \t]*\r?\n` starts `rest`, and its name: `None` while
     /// more text is needed.
-    pub(crate) fn header_at(rest: &str) -> Option<Option<&str>> {
-        match header(rest) {
+    /// White space is skipped through `spaces` (the check reads the same text again on every
+    /// chunk while it waits).
+    pub(crate) fn header_at<'r>(
+        rest: &'r str,
+        spaces: &mut SpaceRuns,
+    ) -> Option<Option<&'r str>> {
+        match header(rest, spaces) {
             Known::Yes => Some(rest.split(|c: char| is_space(c) || c == '>').next()),
             Known::No => Some(None),
             Known::Wait => None,
@@ -301,24 +307,19 @@ impl DecidedCalls for RecipientScan<'_> {
 }
 
 /// `NAME[ \t]*\r?\n` at the start of `rest` (`NAME` = `[^\s>]+`).
-fn header(rest: &str) -> Known {
-    let mut chars = rest.chars().peekable();
-    let mut name = 0;
-    while let Some(&c) = chars.peek() {
-        if is_space(c) || c == '>' {
-            break;
-        }
-        name += 1;
-        chars.next();
-    }
+fn header(rest: &str, spaces: &mut SpaceRuns) -> Known {
+    let name = rest
+        .find(|c: char| is_space(c) || c == '>')
+        .unwrap_or(rest.len());
     if name == 0 {
-        return if chars.peek().is_some() {
-            Known::No
-        } else {
+        return if rest.is_empty() {
             Known::Wait
+        } else {
+            Known::No
         };
     }
-    while chars.next_if(|&c| c == ' ' || c == '\t').is_some() {}
+    let blank = spaces.skip(rest, name, |c| c == ' ' || c == '\t');
+    let mut chars = rest[blank..].chars().peekable();
     chars.next_if_eq(&'\r');
     match chars.next() {
         Some('\n') => Known::Yes,
