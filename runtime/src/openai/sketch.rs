@@ -1194,14 +1194,17 @@ impl Sketch {
             .and_then(|rest| memchr::memchr2(b',', b')', rest))
         {
             let at = from + off;
+            // The white space after the `,` or `)` is read once (`head.py`): a decision that
+            // waits is taken again from here on the next chunk.
+            let spaces = &mut self.head.py;
             let decided = if bytes[at] == b',' {
-                key_follows(&raw[at + 1..]).map(|key| {
+                key_follows(raw, at + 1, spaces).map(|key| {
                     if key {
                         cut = Some(at);
                     }
                 })
             } else {
-                may_end_call(&raw[at + 1..]).map(|ends| ended = ends)
+                may_end_call(raw, at + 1, spaces).map(|ends| ended = ends)
             };
             if decided.is_none() {
                 self.searched = at;
@@ -1340,10 +1343,11 @@ fn key_after(rest: &str) -> Option<&str> {
     (len > 0).then(|| &rest[..len])
 }
 
-/// Whether `rest` (the text after a `,`) starts with `\s*[A-Za-z_]\w*\s*=`, the look-ahead that
-/// ends a pythonic parameter's value: `None` while the text ends before it is decided.
-fn key_follows(rest: &str) -> Option<bool> {
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+/// Whether `raw[at..]` (the text after a `,`) starts with `\s*[A-Za-z_]\w*\s*=`, the look-ahead
+/// that ends a pythonic parameter's value: `None` while the text ends before it is decided. The
+/// white space is read through `spaces` (this is asked again on every chunk while it waits).
+fn key_follows(raw: &str, at: usize, spaces: &mut SpaceRuns) -> Option<bool> {
+    let rest = &raw[spaces.skip(raw, at, crate::py::unicode::is_space)..];
     let mut chars = rest.chars();
     match chars.next() {
         None => return None,
@@ -1353,23 +1357,25 @@ fn key_follows(rest: &str) -> Option<bool> {
     let rest = chars
         .as_str()
         .trim_start_matches(crate::py::unicode::is_word);
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let rest = &raw[spaces.skip(raw, raw.len() - rest.len(), crate::py::unicode::is_space)..];
     rest.chars().next().map(|c| c == '=')
 }
 
-/// Whether a `)` followed by `rest` may end a pythonic call (the iterator's look-ahead
+/// Whether a `)` followed by `raw[at..]` (its white space read through `spaces`) may end a
+/// pythonic call (the iterator's look-ahead
 /// `\s*(?:,\s*NAME\(|$)`, with the end of the list's text before a `]`): `Some(true)` when it may
 /// (the sketch then reads no further), `Some(false)` when the text rules it out, `None` while
 /// the text ends before it is decided.
-fn may_end_call(rest: &str) -> Option<bool> {
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+fn may_end_call(raw: &str, at: usize, spaces: &mut SpaceRuns) -> Option<bool> {
+    let is_space = crate::py::unicode::is_space;
+    let rest = &raw[spaces.skip(raw, at, is_space)..];
     match rest.chars().next() {
         None => return None,
         Some(']') => return Some(true),
         Some(',') => {}
         Some(_) => return Some(false),
     }
-    let rest = rest[1..].trim_start_matches(crate::py::unicode::is_space);
+    let rest = &raw[spaces.skip(raw, raw.len() - rest.len() + 1, is_space)..];
     let mut chars = rest.chars();
     match chars.next() {
         None => return None,

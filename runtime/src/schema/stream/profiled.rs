@@ -1005,7 +1005,7 @@ impl<'p> ProfiledStreamParser<'p> {
             Ok(m) => (Some(m), m),
             Err(limit) => (None, limit),
         };
-        let Some(scan) = self.calls.take() else {
+        let Some(mut scan) = self.calls.take() else {
             self.phase = Phase::Held;
             return;
         };
@@ -1404,6 +1404,10 @@ pub(crate) struct CallScan<'p> {
     items: &'p Node,
     /// Borrowed from the spec when the profile was loaded for it (see [`Prepared`]).
     shape: Cow<'p, CallShape>,
+    /// Separated calls: `(body, to)`, the text from a call's body start to `to` is white space
+    /// (read once: the call is looked for again on every chunk until a non-space character of
+    /// its body arrives).
+    blank: (usize, usize),
 }
 
 /// What finding the calls of an `x-regex-iterator` field needs from its pattern.
@@ -1525,6 +1529,7 @@ impl<'p> CallScan<'p> {
             field,
             items,
             shape,
+            blank: (usize::MAX, 0),
         })
     }
 
@@ -1591,7 +1596,7 @@ impl<'p> CallScan<'p> {
     /// The first call that starts at or after `from` in `text[..limit]`, as `re.finditer` finds
     /// it. `raw_next` is where the raw text of a call that follows the last one starts.
     fn find_call(
-        &self,
+        &mut self,
         text: &str,
         limit: usize,
         from: usize,
@@ -1612,7 +1617,9 @@ impl<'p> CallScan<'p> {
                 },
                 FoundOpener::NotBefore(at) => FoundCall::NotBefore(at),
             },
-            CallForm::Separated(shape) => Self::separated_call(shape, text, limit, from, raw_next),
+            CallForm::Separated(shape) => {
+                Self::separated_call(shape, text, limit, from, raw_next, &mut self.blank)
+            }
         }
     }
 
@@ -1625,6 +1632,7 @@ impl<'p> CallScan<'p> {
         limit: usize,
         at: usize,
         raw_next: Option<usize>,
+        blank: &mut (usize, usize),
     ) -> FoundCall {
         let Some(rest) = text.as_bytes().get(at..limit).filter(|r| !r.is_empty()) else {
             return FoundCall::NotBefore(at);
@@ -1638,10 +1646,16 @@ impl<'p> CallScan<'p> {
         let Some(body_text) = text.get(body..limit) else {
             return FoundCall::NotBefore(at);
         };
-        match (
-            body_text.chars().next(),
-            body_text.chars().any(|c| !is_space(c)),
-        ) {
+        // The white space read before from this body on is not read again.
+        let read = match *blank {
+            (b, to) if b == body => to.clamp(body, limit),
+            _ => body,
+        };
+        let written = text[read..limit].chars().any(|c| !is_space(c));
+        if !written {
+            *blank = (body, limit);
+        }
+        match (body_text.chars().next(), written) {
             (Some(first), true) => FoundCall::At {
                 open: OpenCall {
                     raw: raw_next.unwrap_or(at).min(at),
