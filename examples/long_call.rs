@@ -292,10 +292,10 @@ fn white(only: Option<&str>, chunk: usize, n: usize) {
                         filler,
                     };
                     let (small, large) = (spot.text(sweep), spot.text(4 * sweep));
-                    let runs: [&dyn Fn(&str) -> (Duration, bool); 2] = [
-                        &|t| plain(&spec, case, t, chunk),
-                        &|t| deltas(&spec, case, t, chunk),
-                    ];
+                    let runs: [&dyn Fn(&str) -> (Duration, bool); 2] =
+                        [&|t| plain(&spec, case, t, chunk), &|t| {
+                            deltas(&spec, case, t, chunk)
+                        }];
                     for (which, run) in runs.into_iter().enumerate() {
                         let r = ratio(once(run, &small), once(run, &large));
                         if show_all || r > 7.0 {

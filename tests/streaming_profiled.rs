@@ -1333,6 +1333,11 @@ fn white_space_runs_stream_as_one_shot_everywhere() {
         failures.is_empty(),
         "{} failures:\n{}",
         failures.len(),
-        failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
