@@ -35,7 +35,7 @@
 //! it (or before the end of what is known): all of that is the call's whichever `)` ends it,
 //! so adapters can read its parameters as they arrive.
 
-use super::decided::{CallStep, CallsText, DecidedCalls};
+use super::decided::{CallStep, CallsText, DecidedCalls, RestOfCalls};
 use crate::py::unicode::{is_space, is_word};
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Substitution};
@@ -74,7 +74,7 @@ pub(crate) struct PythonicScan<'p> {
     /// The open call's text joined so far, kept from one chunk to the next.
     open: OpenCall,
     /// Once the calls' text is whole: the calls its schema read, not sent yet.
-    whole_calls: Option<std::vec::IntoIter<Value>>,
+    whole_calls: RestOfCalls,
     /// The white space read before the list's first call (see [`list_start`]).
     list_spaces: SpaceRuns,
 }
@@ -150,7 +150,7 @@ impl<'p> PythonicScan<'p> {
             sent_to: 0,
             done: true,
             open: OpenCall::default(),
-            whole_calls: None,
+            whole_calls: RestOfCalls::default(),
             list_spaces: SpaceRuns::default(),
         })
     }
@@ -191,7 +191,7 @@ impl<'p> PythonicScan<'p> {
         self.sent_to = opener_at;
         self.done = false;
         self.open = OpenCall::default();
-        self.whole_calls = None;
+        self.whole_calls = RestOfCalls::default();
         self.list_spaces = SpaceRuns::default();
     }
 
@@ -289,22 +289,14 @@ impl<'p> PythonicScan<'p> {
     /// The calls' text is read once: the calls not sent yet are kept for the steps after.
     fn whole(&mut self, text: &str, limit: usize) -> CallStep {
         let calls_text = text[self.open_at..limit].trim_end_matches(is_space);
-        if self.whole_calls.is_none() {
-            let parsed = parse_node(
-                self.node,
-                Content::borrowed(calls_text),
-                &mut Walk::strict(),
-            );
-            let Ok(Value::Array(calls)) = parsed else {
-                return self.stop();
-            };
-            let mut calls = calls.into_iter();
-            if self.sent > 0 {
-                calls.nth(self.sent - 1);
+        let node = self.node;
+        let next = self.whole_calls.next(self.sent, || {
+            match parse_node(node, Content::borrowed(calls_text), &mut Walk::strict()) {
+                Ok(Value::Array(calls)) => Some(calls),
+                _ => None,
             }
-            self.whole_calls = Some(calls);
-        }
-        match self.whole_calls.as_mut().and_then(Iterator::next) {
+        });
+        match next {
             Some(value) => {
                 self.sent += 1;
                 self.call(self.open_at + calls_text.len(), value)
