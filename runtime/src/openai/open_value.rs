@@ -17,8 +17,7 @@
 //! probe must give the key and the string: the sketch never predicts what the schema would not
 //! say.
 
-use std::collections::HashSet;
-
+use super::built::BuiltArguments;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::Node;
 use crate::support::Content;
@@ -160,9 +159,9 @@ impl ValueReader<'_> {
         Some(end)
     }
 
-    /// Decides an undecided value: `text` is the arguments' text of the parameters before it
-    /// (`{"a":1` or empty), `keys` their keys.
-    pub(crate) fn decide(&self, text: &mut String, keys: &HashSet<String>) -> OpenValue {
+    /// Decides an undecided value: `built` holds the arguments' text of the parameters before
+    /// it (`{"a":1` or empty) and their keys.
+    pub(crate) fn decide(&self, built: &mut BuiltArguments) -> OpenValue {
         let Some(tail) = self.raw.get(self.at..) else {
             return OpenValue::NotString;
         };
@@ -225,13 +224,11 @@ impl ValueReader<'_> {
         let Some((key, Value::String(converted))) = object.iter().last() else {
             return OpenValue::NotString;
         };
-        if object.len() != 1 || keys.contains(key) || converted.as_str() != value {
+        if object.len() != 1 || built.has_key(key) || converted.as_str() != value {
             return OpenValue::NotString;
         }
-        text.push_str(if text.is_empty() { "{" } else { "," });
-        text.push_str(&Value::String(key.clone()).to_string());
-        text.push(':');
-        push_escaped(text, "\"", value);
+        built.open_value(&format!("{}:\"", Value::String(key.clone())));
+        built.push_value(value);
         self.streaming(end)
     }
 
@@ -252,7 +249,7 @@ impl ValueReader<'_> {
     /// and `breaks_to`: what the last read saw, see [`OpenValue::Streaming`]).
     pub(crate) fn extend(
         &self,
-        text: &mut String,
+        built: &mut BuiltArguments,
         sent_to: usize,
         read: usize,
         breaks_to: usize,
@@ -270,7 +267,7 @@ impl ValueReader<'_> {
         }
         match self.raw.get(sent_to..end) {
             Some(more) => {
-                push_escaped(text, "", more);
+                built.push_value(more);
                 self.streaming(end)
             }
             None => unchanged,

@@ -59,18 +59,17 @@
 
 use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
 
-use std::collections::HashSet;
-
 use crate::py;
 use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::stream::separated_shape;
 use crate::schema::{Items, Node, ParserKind, Schema};
 use crate::stream::brackets::Brackets;
-use crate::stream::spaces::SpaceRuns;
 use crate::stream::region_shape;
+use crate::stream::spaces::SpaceRuns;
 use crate::support::Content;
 use crate::value::Value;
 
+use super::built::BuiltArguments;
 use super::dialect::{is_dialect_arguments, DialectArguments};
 use super::open_value::{OpenValue, StringValues, ValueReader};
 use super::{call_parts, field_kind, FieldKind};
@@ -623,14 +622,10 @@ pub(crate) struct Sketch {
     name: Option<(String, Option<String>)>,
     /// The JSON scan of the arguments.
     brackets: Brackets,
-    /// XML and pythonic shapes: the arguments' JSON text known so far (without the closing
-    /// `}`): the whole parameters' (its first `whole` bytes), then, for XML, as much of the
-    /// open parameter's string value as is final.
-    built: String,
-    whole: usize,
-    /// XML and pythonic shapes: the keys of the whole parameters (a set: a key written twice is
-    /// found without a scan of them all); XML: the open parameter's value.
-    keys: HashSet<String>,
+    /// XML and pythonic shapes: the arguments' JSON text known so far: the whole parameters',
+    /// then, for XML, as much of the open parameter's string value as is final; XML: the open
+    /// parameter's value.
+    built: BuiltArguments,
     value: OpenValue,
     /// XML shape: how much of the raw text the last parameter search saw, and whether it found
     /// a match that ends where the text did (complete once anything follows it). Pythonic
@@ -698,9 +693,7 @@ impl Sketch {
             head: HeadMemo::default(),
             name: None,
             brackets: Brackets::default(),
-            built: String::new(),
-            whole: 0,
-            keys: HashSet::new(),
+            built: BuiltArguments::default(),
             value: OpenValue::default(),
             searched: 0,
             match_at_end: false,
@@ -800,7 +793,7 @@ impl Sketch {
         };
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
-            ShapeKind::XmlParameters | ShapeKind::Pythonic => &self.built,
+            ShapeKind::XmlParameters | ShapeKind::Pythonic => self.built.text(),
             ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
         };
@@ -952,9 +945,9 @@ impl Sketch {
         let Ok(Value::Object(object)) = parsed else {
             return Appended::Unreadable;
         };
-        let repeats = |k: &str| self.keys.contains(k) || object.contains_key(k);
+        let repeats = |k: &str| self.built.has_key(k) || object.contains_key(k);
         if object.len() != found
-            || object.keys().any(|k| self.keys.contains(k))
+            || object.keys().any(|k| self.built.has_key(k))
             || next.is_some_and(repeats)
         {
             return Appended::KeyRepeated;
@@ -964,21 +957,12 @@ impl Sketch {
         let Some(entries) = json.strip_prefix('{').and_then(|j| j.strip_suffix('}')) else {
             return Appended::Unreadable;
         };
-        let separator = if self.whole == 0 { "{" } else { "," };
         // What of the open value went out must begin the parameter it was read from.
-        let sent = &self.built[self.whole..];
-        let fits = sent
-            .strip_prefix(separator)
-            .map_or(sent.is_empty(), |rest| entries.starts_with(rest));
-        if !fits {
-            return Appended::Unreadable;
+        if self.built.append(entries, keys) {
+            Appended::Whole
+        } else {
+            Appended::Unreadable
         }
-        self.built.truncate(self.whole);
-        self.built.push_str(separator);
-        self.built.push_str(entries);
-        self.whole = self.built.len();
-        self.keys.extend(keys);
-        Appended::Whole
     }
 
     /// Reads the value of the parameter that starts at `at` (after the last whole one), when the
@@ -994,7 +978,7 @@ impl Sketch {
             at,
         };
         self.value = match self.value {
-            OpenValue::Undecided => reader.decide(&mut self.built, &self.keys),
+            OpenValue::Undecided => reader.decide(&mut self.built),
             OpenValue::NotString => OpenValue::NotString,
             OpenValue::Streaming {
                 sent_to,
