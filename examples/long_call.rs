@@ -21,10 +21,13 @@
 //! of every name (`examples/NAME/*.txt`; `TEMPLATES=1`: every case of the three templates'
 //! streaming corpora), a run of spaces and one of newlines is put at every character boundary in
 //! turn (after a `}`, before a `)`, between calls, inside an end marker, in content, in
-//! reasoning: wherever the example has them), and the run is streamed at `SWEEP` bytes
+//! reasoning: wherever the example has them; a case longer than 400 characters at about 400 of
+//! them, evenly spaced), and the run is streamed at `SWEEP` bytes
 //! (default 4000) and 4× that. Each name's worst spot, plain and through the adapter, is then
 //! timed at `N` × 15 bytes and 4× that (`N=4000`: 60 KB and 240 KB) and printed with the ratios;
-//! spots whose small ratio is above 7 are listed too (`SHOW=all`: every spot's).
+//! spots whose small ratio is above 7 are listed too (`SHOW=all`: every spot's). `SPOT=EXAMPLE@BYTE@s`
+//! (`@n`: line breaks) times one spot only (`EXAMPLE` is the file's stem, `BYTE` where the run
+//! goes), as printed after the example's name.
 //!
 //! BENCHMARKS.md ("Long calls") has the results.
 use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
@@ -258,7 +261,10 @@ impl Spot<'_> {
         let before: String = text[..self.at].chars().rev().take(12).collect();
         let before: String = before.chars().rev().collect();
         let after: String = text[self.at..].chars().take(12).collect();
-        format!("{}: {before:?}|{after:?} ({:?})", self.example, self.filler)
+        format!(
+            "{}@{}: {before:?}|{after:?} ({:?})",
+            self.example, self.at, self.filler
+        )
     }
 }
 
@@ -282,8 +288,41 @@ fn white(only: Option<&str>, chunk: usize, n: usize) {
         }
         // (ratio, spot) of the worst spot, plain and through the adapter.
         let mut worst: [Option<(f64, Spot)>; 2] = [None, None];
-        for (example, case) in &cases {
-            for at in (0..=case.text.len()).filter(|&i| case.text.is_char_boundary(i)) {
+        // `SPOT=EXAMPLE@BYTE@s` (or `@n`): that spot only, spaces (line breaks), timed as a
+        // worst one is.
+        if let Ok(spot) = std::env::var("SPOT") {
+            let mut parts = spot.split('@');
+            let (Some(example), Some(at), Some(filler)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                panic!("SPOT=EXAMPLE@BYTE@s|n");
+            };
+            let at: usize = at.parse().expect("a byte offset");
+            let filler = if filler == "n" { "\n" } else { " " };
+            if let Some((example, case)) = cases.iter().find(|(e, _)| e == example) {
+                for slot in &mut worst {
+                    *slot = Some((
+                        0.0,
+                        Spot {
+                            example,
+                            case,
+                            at,
+                            filler,
+                        },
+                    ));
+                }
+            }
+        }
+        let sweep_all = worst[0].is_none();
+        for (example, case) in cases.iter().filter(|_| sweep_all) {
+            // A long case (the templates' corpora have a few) is sampled at about 400 spots.
+            let step = case.text.len() / 400 + 1;
+            let spots = (0..=case.text.len())
+                .filter(|&i| case.text.is_char_boundary(i))
+                .enumerate()
+                .filter(|(k, _)| k % step == 0)
+                .map(|(_, i)| i);
+            for at in spots {
                 for filler in [" ", "\n"] {
                     let spot = Spot {
                         example,
