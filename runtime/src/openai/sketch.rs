@@ -860,7 +860,11 @@ impl Sketch {
                 };
             }
         }
-        Stage::Head { at: cut_from }
+        // No `<` or `>` after the last one read: the search resumes at the end, not after that
+        // one (a tag the model fills with white space was searched again on every chunk).
+        Stage::Head {
+            at: raw.len().max(cut_from),
+        }
     }
 
     /// The XML shape's parameters: each key-value match that has text after it is complete (its
