@@ -133,54 +133,29 @@ struct Case {
     tools: Option<Vec<Value>>,
 }
 
-/// The shipped names' examples, or (`TEMPLATES=1`) the response templates' tool-call cases of the
-/// streaming corpus (`tests/streaming/expected/NAME.json`), as `(name, spec, case)`.
+/// The shipped names' tool-call examples, or (`TEMPLATES=1`) the response templates' tool-call
+/// cases of the streaming corpus (`tests/streaming/expected/NAME.json`), as `(name, spec, case)`.
 fn cases() -> Vec<(String, Spec, Case)> {
-    if std::env::var("TEMPLATES").is_ok_and(|t| t == "1") {
-        return ["gemma4", "qwen3", "qwen3_5"]
-            .into_iter()
-            .map(|name| {
-                let text = std::fs::read_to_string(format!("response_templates/{name}.json"))
-                    .expect("a template");
-                let spec = Spec::from(ResponseTemplate::from_json_str(&text).expect("loads"));
-                let doc: Value = chatparse::value::from_str(
-                    &std::fs::read_to_string(format!("tests/streaming/expected/{name}.json"))
-                        .expect("its cases"),
-                )
-                .expect("JSON");
-                let case = doc["cases"]
-                    .as_array()
-                    .and_then(|c| c.iter().find(|c| c["name"] == "tool_call"))
-                    .expect("a tool_call case");
-                let case = Case {
-                    text: case["input"].as_str().expect("input").to_owned(),
-                    prefix: case["prefix"].as_str().map(str::to_owned),
-                    tools: case["tools"].as_array().cloned(),
-                };
-                (name.to_owned(), spec, case)
-            })
-            .collect();
-    }
-    chatparse::shipped::names()
-        .map(|name| {
-            let spec = chatparse::shipped::spec(name)
-                .expect("shipped")
-                .expect("loads");
-            let text = std::fs::read_to_string(format!("examples/{name}/tool_call.txt"))
-                .expect("an example");
-            let case = Case {
-                text,
-                prefix: None,
-                tools: None,
-            };
-            (name.to_owned(), spec, case)
+    all_cases()
+        .into_iter()
+        .filter_map(|(name, spec, cases)| {
+            let (_, case) = cases
+                .into_iter()
+                .find(|(example, _)| example == "tool_call")?;
+            Some((name, spec, case))
         })
         .collect()
 }
 
+/// An example's name (its file stem, or its case's name) and the example.
+type Named = (String, Case);
+
+/// A stream over one text: its time, and whether it succeeded.
+type Run<'a> = &'a dyn Fn(&str) -> (Duration, bool);
+
 /// Every example of every shipped name (or, `TEMPLATES=1`, every case of the templates'
 /// streaming corpora), as `(name, spec, [(example, case)])`.
-fn all_cases() -> Vec<(String, Spec, Vec<(String, Case)>)> {
+fn all_cases() -> Vec<(String, Spec, Vec<Named>)> {
     if std::env::var("TEMPLATES").is_ok_and(|t| t == "1") {
         return ["gemma4", "qwen3", "qwen3_5"]
             .into_iter()
@@ -331,10 +306,9 @@ fn white(only: Option<&str>, chunk: usize, n: usize) {
                         filler,
                     };
                     let (small, large) = (spot.text(sweep), spot.text(4 * sweep));
-                    let runs: [&dyn Fn(&str) -> (Duration, bool); 2] =
-                        [&|t| plain(&spec, case, t, chunk), &|t| {
-                            deltas(&spec, case, t, chunk)
-                        }];
+                    let runs: [Run; 2] = [&|t| plain(&spec, case, t, chunk), &|t| {
+                        deltas(&spec, case, t, chunk)
+                    }];
                     for (which, run) in runs.into_iter().enumerate() {
                         let r = ratio(once(run, &small), once(run, &large));
                         if show_all || r > 7.0 {

@@ -229,20 +229,7 @@ impl ValueReader<'_> {
         }
         built.open_value(&format!("{}:\"", Value::String(key.clone())));
         built.push_value(value);
-        self.streaming(end)
-    }
-
-    /// Streaming, sent up to `sent_to`, having read the text so far.
-    fn streaming(&self, sent_to: usize) -> OpenValue {
-        let breaks = self.raw.as_bytes()[sent_to.min(self.raw.len())..]
-            .iter()
-            .take_while(|b| matches!(b, b'\r' | b'\n'))
-            .count();
-        OpenValue::Streaming {
-            sent_to,
-            read: self.raw.len(),
-            breaks_to: sent_to + breaks,
-        }
+        self.streaming(end, end)
     }
 
     /// A streaming value: appends what arrived since `sent_to` and is surely final (`read`
@@ -263,20 +250,21 @@ impl ValueReader<'_> {
             return unchanged;
         };
         if end <= sent_to {
-            return self.still(sent_to, breaks_to);
+            return self.streaming(sent_to, breaks_to);
         }
         match self.raw.get(sent_to..end) {
             Some(more) => {
                 built.push_value(more);
-                self.streaming(end)
+                self.streaming(end, end)
             }
             None => unchanged,
         }
     }
 
-    /// Nothing more to send: the line breaks after `sent_to` are read on from `breaks_to`.
-    fn still(&self, sent_to: usize, breaks_to: usize) -> OpenValue {
-        let from = breaks_to.clamp(sent_to, self.raw.len());
+    /// Streaming, sent up to `sent_to`, having read the text so far: the line breaks that run
+    /// from `sent_to` are read on from `breaks_from` (the ones before it were read before).
+    fn streaming(&self, sent_to: usize, breaks_from: usize) -> OpenValue {
+        let from = breaks_from.clamp(sent_to, self.raw.len());
         let breaks = self.raw.as_bytes()[from..]
             .iter()
             .take_while(|b| matches!(b, b'\r' | b'\n'))

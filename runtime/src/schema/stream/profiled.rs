@@ -127,7 +127,8 @@ enum LeadingVerdict {
 enum Decided<'p> {
     List(ListScan<'p>),
     Objects(ObjectScan<'p>),
-    Pythonic(PythonicScan<'p>),
+    /// Boxed: it keeps the open call's joined text and its searches, much larger than the others.
+    Pythonic(Box<PythonicScan<'p>>),
     Recipients(RecipientScan<'p>),
 }
 
@@ -147,7 +148,9 @@ impl<'p> Decided<'p> {
             let scan = ObjectScan::new(field, schema.root(), node, tag).ok()?;
             Some(Decided::Objects(scan))
         } else if calls.pythonic {
-            PythonicScan::new(field, node).ok().map(Decided::Pythonic)
+            PythonicScan::new(field, node)
+                .ok()
+                .map(|scan| Decided::Pythonic(Box::new(scan)))
         } else if calls.recipients {
             RecipientScan::new(field, schema)
                 .ok()
@@ -170,7 +173,7 @@ impl<'p> Decided<'p> {
         match self {
             Decided::List(scan) => scan,
             Decided::Objects(scan) => scan,
-            Decided::Pythonic(scan) => scan,
+            Decided::Pythonic(scan) => scan.as_mut(),
             Decided::Recipients(scan) => scan,
         }
     }
