@@ -14,7 +14,20 @@
 //! cargo run --release --example long_call              # every shipped name
 //! cargo run --release --example long_call -- lfm2      # one
 //! LONG=parameters cargo run --release --example long_call
+//! LONG=white cargo run --release --example long_call
 //! ```
+//!
+//! `LONG=white` looks for white space that a scan reads again on every chunk: for every example
+//! of every name (`examples/NAME/*.txt`; `TEMPLATES=1`: every case of the three templates'
+//! streaming corpora), a run of spaces and one of newlines is put at every character boundary in
+//! turn (after a `}`, before a `)`, between calls, inside an end marker, in content, in
+//! reasoning: wherever the example has them; a case longer than 400 characters at about 400 of
+//! them, evenly spaced), and the run is streamed at `SWEEP` bytes
+//! (default 4000) and 4× that. Each name's worst spot, plain and through the adapter, is then
+//! timed at `N` × 15 bytes and 4× that (`N=4000`: 60 KB and 240 KB) and printed with the ratios;
+//! spots whose small ratio is above 7 are listed too (`SHOW=all`: every spot's). `SPOT=EXAMPLE@BYTE@s`
+//! (`@n`: line breaks) times one spot only (`EXAMPLE` is the file's stem, `BYTE` where the run
+//! goes), as printed after the example's name.
 //!
 //! BENCHMARKS.md ("Long calls") has the results.
 use chatparse::runtime::openai::{CounterIds, DeltaStream, Options};
@@ -120,9 +133,29 @@ struct Case {
     tools: Option<Vec<Value>>,
 }
 
-/// The shipped names' examples, or (`TEMPLATES=1`) the response templates' tool-call cases of the
-/// streaming corpus (`tests/streaming/expected/NAME.json`), as `(name, spec, case)`.
+/// The shipped names' tool-call examples, or (`TEMPLATES=1`) the response templates' tool-call
+/// cases of the streaming corpus (`tests/streaming/expected/NAME.json`), as `(name, spec, case)`.
 fn cases() -> Vec<(String, Spec, Case)> {
+    all_cases()
+        .into_iter()
+        .filter_map(|(name, spec, cases)| {
+            let (_, case) = cases
+                .into_iter()
+                .find(|(example, _)| example == "tool_call")?;
+            Some((name, spec, case))
+        })
+        .collect()
+}
+
+/// An example's name (its file stem, or its case's name) and the example.
+type Named = (String, Case);
+
+/// A stream over one text: its time, and whether it succeeded.
+type Run<'a> = &'a dyn Fn(&str) -> (Duration, bool);
+
+/// Every example of every shipped name (or, `TEMPLATES=1`, every case of the templates'
+/// streaming corpora), as `(name, spec, [(example, case)])`.
+fn all_cases() -> Vec<(String, Spec, Vec<Named>)> {
     if std::env::var("TEMPLATES").is_ok_and(|t| t == "1") {
         return ["gemma4", "qwen3", "qwen3_5"]
             .into_iter()
@@ -135,16 +168,21 @@ fn cases() -> Vec<(String, Spec, Case)> {
                         .expect("its cases"),
                 )
                 .expect("JSON");
-                let case = doc["cases"]
+                let cases = doc["cases"]
                     .as_array()
-                    .and_then(|c| c.iter().find(|c| c["name"] == "tool_call"))
-                    .expect("a tool_call case");
-                let case = Case {
-                    text: case["input"].as_str().expect("input").to_owned(),
-                    prefix: case["prefix"].as_str().map(str::to_owned),
-                    tools: case["tools"].as_array().cloned(),
-                };
-                (name.to_owned(), spec, case)
+                    .expect("cases")
+                    .iter()
+                    .filter_map(|case| {
+                        let case_name = case["name"].as_str()?.to_owned();
+                        let case = Case {
+                            text: case["input"].as_str()?.to_owned(),
+                            prefix: case["prefix"].as_str().map(str::to_owned),
+                            tools: case["tools"].as_array().cloned(),
+                        };
+                        Some((case_name, case))
+                    })
+                    .collect();
+                (name.to_owned(), spec, cases)
             })
             .collect();
     }
@@ -153,20 +191,195 @@ fn cases() -> Vec<(String, Spec, Case)> {
             let spec = chatparse::shipped::spec(name)
                 .expect("shipped")
                 .expect("loads");
-            let text = std::fs::read_to_string(format!("examples/{name}/tool_call.txt"))
-                .expect("an example");
-            let case = Case {
-                text,
-                prefix: None,
-                tools: None,
-            };
-            (name.to_owned(), spec, case)
+            let mut files: Vec<_> = std::fs::read_dir(format!("examples/{name}"))
+                .expect("examples")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect();
+            files.sort();
+            let cases = files
+                .into_iter()
+                .map(|path| {
+                    let case = Case {
+                        text: std::fs::read_to_string(&path).expect("an example"),
+                        prefix: None,
+                        tools: None,
+                    };
+                    let stem = path.file_stem().expect("a name").to_string_lossy();
+                    (stem.into_owned(), case)
+                })
+                .collect();
+            (name.to_owned(), spec, cases)
         })
         .collect()
 }
 
+/// One spot of a white-space sweep: the example, where the run goes, and of what.
+struct Spot<'c> {
+    example: &'c str,
+    case: &'c Case,
+    at: usize,
+    filler: &'static str,
+}
+
+impl Spot<'_> {
+    /// The example with `bytes` of the filler at the spot.
+    fn text(&self, bytes: usize) -> String {
+        let text = &self.case.text;
+        let run = self.filler.repeat(bytes / self.filler.len());
+        format!("{}{run}{}", &text[..self.at], &text[self.at..])
+    }
+
+    /// A few characters either side of the spot, `|` where the run goes.
+    fn context(&self) -> String {
+        let text = &self.case.text;
+        let before: String = text[..self.at].chars().rev().take(12).collect();
+        let before: String = before.chars().rev().collect();
+        let after: String = text[self.at..].chars().take(12).collect();
+        format!(
+            "{}@{}: {before:?}|{after:?} ({:?})",
+            self.example, self.at, self.filler
+        )
+    }
+}
+
+/// `LONG=white`: see the module documentation.
+fn white(only: Option<&str>, chunk: usize, n: usize) {
+    let sweep: usize = std::env::var("SWEEP")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(4000);
+    let show_all = std::env::var("SHOW").is_ok_and(|s| s == "all");
+    let once = |run: &dyn Fn(&str) -> (Duration, bool), text: &str| {
+        (0..2).map(|_| run(text).0).min().expect("two runs")
+    };
+    let ratio = |a: Duration, b: Duration| b.as_secs_f64() / a.as_secs_f64().max(1e-9);
+    println!(
+        "name | worst spot | bytes N / 4N | plain N, 4N (ratio) | deltas N, 4N (ratio) | one-shot N, 4N (ratio)"
+    );
+    for (name, spec, cases) in all_cases() {
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
+        // (ratio, spot) of the worst spot, plain and through the adapter.
+        let mut worst: [Option<(f64, Spot)>; 2] = [None, None];
+        // `SPOT=EXAMPLE@BYTE@s` (or `@n`): that spot only, spaces (line breaks), timed as a
+        // worst one is.
+        if let Ok(spot) = std::env::var("SPOT") {
+            let mut parts = spot.split('@');
+            let (Some(example), Some(at), Some(filler)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                panic!("SPOT=EXAMPLE@BYTE@s|n");
+            };
+            let at: usize = at.parse().expect("a byte offset");
+            let filler = if filler == "n" { "\n" } else { " " };
+            if let Some((example, case)) = cases.iter().find(|(e, _)| e == example) {
+                for slot in &mut worst {
+                    *slot = Some((
+                        0.0,
+                        Spot {
+                            example,
+                            case,
+                            at,
+                            filler,
+                        },
+                    ));
+                }
+            }
+        }
+        let sweep_all = worst[0].is_none();
+        for (example, case) in cases.iter().filter(|_| sweep_all) {
+            // A long case (the templates' corpora have a few) is sampled at about 400 spots.
+            let step = case.text.len() / 400 + 1;
+            let spots = (0..=case.text.len())
+                .filter(|&i| case.text.is_char_boundary(i))
+                .enumerate()
+                .filter(|(k, _)| k % step == 0)
+                .map(|(_, i)| i);
+            for at in spots {
+                for filler in [" ", "\n"] {
+                    let spot = Spot {
+                        example,
+                        case,
+                        at,
+                        filler,
+                    };
+                    let (small, large) = (spot.text(sweep), spot.text(4 * sweep));
+                    let runs: [Run; 2] = [&|t| plain(&spec, case, t, chunk), &|t| {
+                        deltas(&spec, case, t, chunk)
+                    }];
+                    for (which, run) in runs.into_iter().enumerate() {
+                        let r = ratio(once(run, &small), once(run, &large));
+                        if show_all || r > 7.0 {
+                            let kind = ["plain", "deltas"][which];
+                            println!("  {name} {kind} {:.1}: {}", r, spot.context());
+                        }
+                        if worst[which].as_ref().is_none_or(|(w, _)| r > *w) {
+                            worst[which] = Some((
+                                r,
+                                Spot {
+                                    example,
+                                    case,
+                                    at,
+                                    filler,
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for (which, found) in worst.iter().enumerate() {
+            let Some((_, spot)) = found else { continue };
+            let (small, large) = (spot.text(15 * n), spot.text(60 * n));
+            let best = |run: &dyn Fn(&str) -> (Duration, bool), text: &str| {
+                run(text);
+                (0..3).map(|_| run(text).0).min().expect("three runs")
+            };
+            let p = |t: &str| plain(&spec, spot.case, t, chunk);
+            let d = |t: &str| deltas(&spec, spot.case, t, chunk);
+            let (p1, p4) = (best(&p, &small), best(&p, &large));
+            let (d1, d4) = (best(&d, &small), best(&d, &large));
+            // The one-shot parse of the same text: a schema whose own patterns take quadratic
+            // time on the run (a lazy `.*?` before `\s*`) makes every stream's finish so too.
+            let o = |t: &str| {
+                let start = Instant::now();
+                let ok = match &spot.case.prefix {
+                    Some(prefix) => spec.parse_with_prefix(t, prefix).is_ok(),
+                    None => spec.parse(t).is_ok(),
+                };
+                (start.elapsed(), ok)
+            };
+            let (o1, o4) = (best(&o, &small), best(&o, &large));
+            println!(
+                "{name} ({}) | {} | {} / {} | {p1:.1?}, {p4:.1?} ({:.1}) | {d1:.1?}, {d4:.1?} ({:.1}) | {o1:.1?}, {o4:.1?} ({:.1})",
+                ["plain's", "deltas'"][which],
+                spot.context(),
+                small.len(),
+                large.len(),
+                ratio(p1, p4),
+                ratio(d1, d4),
+                ratio(o1, o4),
+            );
+        }
+    }
+}
+
 fn main() {
     let only = std::env::args().nth(1);
+    if std::env::var("LONG").is_ok_and(|l| l == "white") {
+        let chunk = std::env::var("CHUNK")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(16);
+        let n = std::env::var("N")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(4000);
+        white(only.as_deref(), chunk, n);
+        return;
+    }
     let parameters = std::env::var("LONG").is_ok_and(|l| l == "parameters");
     let chunk: usize = std::env::var("CHUNK")
         .ok()

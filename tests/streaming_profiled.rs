@@ -1292,3 +1292,52 @@ fn a_parsed_call_is_taken_only_where_the_bound_has_room_for_its_parse() {
         }
     }
 }
+
+/// A run of white space at every character boundary of every example of every profiled name
+/// (after a `}`, before a `)`, between calls, inside a marker, in content and reasoning): the
+/// stream equals the one-shot parse, in 16-byte chunks and in random ones. The scans skip such
+/// runs through what earlier chunks read (they used to read them again on every chunk), so this
+/// is where a resumption that drops or misplaces text would show.
+#[test]
+fn white_space_runs_stream_as_one_shot_everywhere() {
+    let mut rng = Rng(0x5eed_0021);
+    let mut failures = Vec::new();
+    let mut inputs = 0;
+    for (name, spec) in profiled() {
+        let mut files: Vec<_> = std::fs::read_dir(format!("examples/{name}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        files.sort();
+        for path in files {
+            let example = std::fs::read_to_string(&path).unwrap();
+            for (k, at) in char_boundaries(&example).into_iter().enumerate() {
+                // Longer than the runs the scans remember (32 bytes), of spaces, line breaks
+                // or both.
+                let run = [" ", "\n", " \n"][k % 3].repeat(48);
+                let input = format!("{}{run}{}", &example[..at], &example[at..]);
+                inputs += 1;
+                let sixteen: Vec<usize> = char_boundaries(&input)
+                    .into_iter()
+                    .filter(|b| b % 16 == 0 && *b > 0)
+                    .chain([input.len()])
+                    .collect();
+                let cuts = [sixteen, random_cuts(&input, &mut rng)];
+                failures.extend(check(name, &spec, None, &input, &cuts));
+            }
+        }
+    }
+    assert!(inputs > 10_000, "only {inputs} inputs");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -30,11 +30,10 @@
 //! arguments go out when it closes. Arguments whose first key is a JSON string (`{"a": 1}`) also
 //! give up: the model may have written plain JSON, whose own text the final message keeps.
 
-use std::collections::HashSet;
-
 use memchr::memmem;
 
-use super::open_value::push_escaped;
+use super::built::BuiltArguments;
+
 use crate::py::unicode::is_word;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Node, ParserKind};
@@ -90,13 +89,9 @@ pub(crate) struct DialectArguments {
     quoted: bool,
     string: bool,
     escaped: bool,
-    /// The keys of the top-level parameters converted so far (a set: a key written twice is
-    /// found without a scan of them all).
-    keys: HashSet<String>,
-    /// The arguments' JSON text known, without the closing `}`: the converted parameters' (its
-    /// first `whole` bytes), then as much of the open parameter's string value as is final.
-    built: String,
-    whole: usize,
+    /// The arguments' JSON text known: the converted top-level parameters', then as much of the
+    /// open parameter's string value as is final.
+    built: BuiltArguments,
     /// The object closed: nothing more goes out before the call closes.
     closed: bool,
     /// Where the open parameter starts (after the last top-level `,`, or the `{`), and where the
@@ -162,7 +157,7 @@ impl DialectArguments {
                 }
                 continue;
             }
-            if self.keys.is_empty() && self.depth == 1 && b == b'"' && self.built.is_empty() {
+            if self.built.text().is_empty() && self.depth == 1 && b == b'"' {
                 let first = bytes[1..i].iter().all(u8::is_ascii_whitespace);
                 if first {
                     // The first key is a JSON string: maybe plain JSON, kept as written.
@@ -194,7 +189,7 @@ impl DialectArguments {
     /// The arguments' JSON text known so far (without the closing `}`, or the open string's
     /// closing `"`): only ever grows.
     pub(crate) fn known(&self) -> &str {
-        &self.built
+        self.built.text()
     }
 
     /// The open parameter's string value (see the module documentation).
@@ -211,7 +206,7 @@ impl DialectArguments {
                     self.value = OpenString::No;
                     return;
                 }
-                push_escaped(&mut self.built, "", &text[sent_to..end]);
+                self.built.push_value(&text[sent_to..end]);
                 self.value = OpenString::Streaming { sent_to: end };
             }
             OpenString::Streaming { .. } => {}
@@ -235,7 +230,7 @@ impl DialectArguments {
         };
         let last = object.iter().last();
         let same = object.len() == 1
-            && !self.keys.contains(key)
+            && !self.built.has_key(key)
             && matches!(last, Some((k, Value::String(v))) if k == key && v == &text[content..end]);
         if !same {
             return OpenString::No;
@@ -244,9 +239,7 @@ impl DialectArguments {
         let Some(open) = json.strip_prefix('{').and_then(|j| j.strip_suffix("\"}")) else {
             return OpenString::No;
         };
-        self.built
-            .push_str(if self.keys.is_empty() { "{" } else { "," });
-        self.built.push_str(open);
+        self.built.open_value(open);
         OpenString::Streaming { sent_to: end }
     }
 
@@ -269,25 +262,12 @@ impl DialectArguments {
             return None;
         };
         let key = match object.keys().next() {
-            Some(key) if object.len() == 1 && !self.keys.contains(key) => key.clone(),
+            Some(key) if object.len() == 1 && !self.built.has_key(key) => key.clone(),
             _ => return None,
         };
         let json = Value::Object(object).to_string();
         let entry = json.strip_prefix('{')?.strip_suffix('}')?;
-        let separator = if self.keys.is_empty() { "{" } else { "," };
-        let sent = &self.built[self.whole..];
-        let fits = sent
-            .strip_prefix(separator)
-            .map_or(sent.is_empty(), |rest| entry.starts_with(rest));
-        if !fits {
-            return None;
-        }
-        self.built.truncate(self.whole);
-        self.built.push_str(separator);
-        self.built.push_str(entry);
-        self.whole = self.built.len();
-        self.keys.insert(key);
-        Some(())
+        self.built.append(entry, [key]).then_some(())
     }
 }
 

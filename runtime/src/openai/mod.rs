@@ -50,6 +50,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod built;
 mod dialect;
 mod ids;
 mod open_value;

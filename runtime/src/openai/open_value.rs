@@ -17,8 +17,7 @@
 //! probe must give the key and the string: the sketch never predicts what the schema would not
 //! say.
 
-use std::collections::HashSet;
-
+use super::built::BuiltArguments;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::Node;
 use crate::support::Content;
@@ -107,8 +106,15 @@ pub(crate) enum OpenValue {
     /// The value may become JSON: it goes out when the parameter closes.
     NotString,
     /// A string: its characters up to `sent_to` (an offset in the call's raw text) are in the
-    /// arguments' text.
-    Streaming { sent_to: usize },
+    /// arguments' text. What the last read saw, so that the next reads only the new text (a
+    /// flood of line breaks, held back before a closer that may follow, was read again on every
+    /// chunk): `read`, the raw text's length then (no closer ends before it), and `breaks_to`,
+    /// where the line breaks that run from `sent_to` ended (`sent_to` when none do).
+    Streaming {
+        sent_to: usize,
+        read: usize,
+        breaks_to: usize,
+    },
 }
 
 /// The parameter opened at `at` in `raw` (after the parameters known so far, whose arguments'
@@ -128,11 +134,12 @@ impl ValueReader<'_> {
     /// Where the value's text that is surely final ends: before a closer that has arrived (then
     /// the parameter is whole, and is read with the others), or before a tail that may still
     /// become the closer, less the line breaks before it.
-    fn final_end(&self, from: usize) -> Option<usize> {
+    fn final_end(&self, from: usize, read: usize, breaks_to: usize) -> Option<usize> {
         let (raw, closer) = (self.raw, self.facts.closer.as_str());
-        // A closer ending after `from` (the parameter's own: the one before it ends at `at`).
-        let window = from.saturating_sub(closer.len() - 1).max(self.at);
-        let window = (window..=from).find(|&i| raw.is_char_boundary(i))?;
+        // A closer ending after `from` (the parameter's own: the one before it ends at `at`);
+        // none ends before `read`, where the last read stopped.
+        let window = from.max(read).saturating_sub(closer.len() - 1).max(self.at);
+        let window = (window..=raw.len()).find(|&i| raw.is_char_boundary(i))?;
         if raw.get(window..)?.contains(closer) {
             return None;
         }
@@ -143,21 +150,25 @@ impl ValueReader<'_> {
             .unwrap_or(0);
         let mut end = raw.len() - held;
         while end > from && matches!(raw.as_bytes()[end - 1], b'\r' | b'\n') {
+            if end == breaks_to {
+                // Line breaks from `from` on, read before.
+                return Some(from);
+            }
             end -= 1;
         }
         Some(end)
     }
 
-    /// Decides an undecided value: `text` is the arguments' text of the parameters before it
-    /// (`{"a":1` or empty), `keys` their keys.
-    pub(crate) fn decide(&self, text: &mut String, keys: &HashSet<String>) -> OpenValue {
+    /// Decides an undecided value: `built` holds the arguments' text of the parameters before
+    /// it (`{"a":1` or empty) and their keys.
+    pub(crate) fn decide(&self, built: &mut BuiltArguments) -> OpenValue {
         let Some(tail) = self.raw.get(self.at..) else {
             return OpenValue::NotString;
         };
         if tail.len() > UNDECIDED_LIMIT {
             return OpenValue::NotString;
         }
-        let Some(end) = self.final_end(self.at) else {
+        let Some(end) = self.final_end(self.at, 0, self.at) else {
             return OpenValue::Undecided;
         };
         let Some(written) = self.raw.get(self.at..end) else {
@@ -213,30 +224,55 @@ impl ValueReader<'_> {
         let Some((key, Value::String(converted))) = object.iter().last() else {
             return OpenValue::NotString;
         };
-        if object.len() != 1 || keys.contains(key) || converted.as_str() != value {
+        if object.len() != 1 || built.has_key(key) || converted.as_str() != value {
             return OpenValue::NotString;
         }
-        text.push_str(if text.is_empty() { "{" } else { "," });
-        text.push_str(&Value::String(key.clone()).to_string());
-        text.push(':');
-        push_escaped(text, "\"", value);
-        OpenValue::Streaming { sent_to: end }
+        built.open_value(&format!("{}:\"", Value::String(key.clone())));
+        built.push_value(value);
+        self.streaming(end, end)
     }
 
-    /// A streaming value: appends what arrived since `sent_to` and is surely final.
-    pub(crate) fn extend(&self, text: &mut String, sent_to: usize) -> OpenValue {
-        let Some(end) = self.final_end(sent_to) else {
-            return OpenValue::Streaming { sent_to };
+    /// A streaming value: appends what arrived since `sent_to` and is surely final (`read`
+    /// and `breaks_to`: what the last read saw, see [`OpenValue::Streaming`]).
+    pub(crate) fn extend(
+        &self,
+        built: &mut BuiltArguments,
+        sent_to: usize,
+        read: usize,
+        breaks_to: usize,
+    ) -> OpenValue {
+        let unchanged = OpenValue::Streaming {
+            sent_to,
+            read,
+            breaks_to,
+        };
+        let Some(end) = self.final_end(sent_to, read, breaks_to) else {
+            return unchanged;
         };
         if end <= sent_to {
-            return OpenValue::Streaming { sent_to };
+            return self.streaming(sent_to, breaks_to);
         }
         match self.raw.get(sent_to..end) {
             Some(more) => {
-                push_escaped(text, "", more);
-                OpenValue::Streaming { sent_to: end }
+                built.push_value(more);
+                self.streaming(end, end)
             }
-            None => OpenValue::Streaming { sent_to },
+            None => unchanged,
+        }
+    }
+
+    /// Streaming, sent up to `sent_to`, having read the text so far: the line breaks that run
+    /// from `sent_to` are read on from `breaks_from` (the ones before it were read before).
+    fn streaming(&self, sent_to: usize, breaks_from: usize) -> OpenValue {
+        let from = breaks_from.clamp(sent_to, self.raw.len());
+        let breaks = self.raw.as_bytes()[from..]
+            .iter()
+            .take_while(|b| matches!(b, b'\r' | b'\n'))
+            .count();
+        OpenValue::Streaming {
+            sent_to,
+            read: self.raw.len(),
+            breaks_to: from + breaks,
         }
     }
 }

@@ -59,17 +59,17 @@
 
 use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
 
-use std::collections::HashSet;
-
 use crate::py;
 use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::stream::separated_shape;
 use crate::schema::{Items, Node, ParserKind, Schema};
 use crate::stream::brackets::Brackets;
 use crate::stream::region_shape;
+use crate::stream::spaces::SpaceRuns;
 use crate::support::Content;
 use crate::value::Value;
 
+use super::built::BuiltArguments;
 use super::dialect::{is_dialect_arguments, DialectArguments};
 use super::open_value::{OpenValue, StringValues, ValueReader};
 use super::{call_parts, field_kind, FieldKind};
@@ -590,22 +590,42 @@ enum Stage {
     GaveUp,
 }
 
+/// What earlier reads of a call's head found that stays true as its raw text grows, so that a
+/// head the model fills with white space (or a long open name) costs each chunk its own text:
+/// the head is read again from its start on every chunk until it is decided, and without this
+/// each read went over all of that white space again (time quadratic in its length).
+#[derive(Debug, Clone, Default)]
+struct HeadMemo {
+    /// Long runs of white space found, `(start, end)`: JSON white space (`json`) and Python's
+    /// (`py`, the pythonic head). A run that ended where the text did is extended next time.
+    json: SpaceRuns,
+    py: SpaceRuns,
+    /// An open string whose `"` is at `.0`, read up to `.1` without a `"` and plain.
+    string: Option<(usize, usize)>,
+    /// Header and pythonic shapes: where the search for the arguments' `{` (the call's `(`)
+    /// resumes.
+    search_from: usize,
+}
+
+/// JSON's white space.
+fn json_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 /// One call being read (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct Sketch {
     stage: Stage,
+    /// What the reads of the head found (see [`HeadMemo`]).
+    head: HeadMemo,
     /// The function's name, once complete, and the model's id if the header carries one.
     name: Option<(String, Option<String>)>,
     /// The JSON scan of the arguments.
     brackets: Brackets,
-    /// XML and pythonic shapes: the arguments' JSON text known so far (without the closing
-    /// `}`): the whole parameters' (its first `whole` bytes), then, for XML, as much of the
-    /// open parameter's string value as is final.
-    built: String,
-    whole: usize,
-    /// XML and pythonic shapes: the keys of the whole parameters (a set: a key written twice is
-    /// found without a scan of them all); XML: the open parameter's value.
-    keys: HashSet<String>,
+    /// XML and pythonic shapes: the arguments' JSON text known so far: the whole parameters',
+    /// then, for XML, as much of the open parameter's string value as is final; XML: the open
+    /// parameter's value.
+    built: BuiltArguments,
     value: OpenValue,
     /// XML shape: how much of the raw text the last parameter search saw, and whether it found
     /// a match that ends where the text did (complete once anything follows it). Pythonic
@@ -670,11 +690,10 @@ impl Sketch {
     fn new_at(at: usize) -> Self {
         Sketch {
             stage: Stage::Head { at },
+            head: HeadMemo::default(),
             name: None,
             brackets: Brackets::default(),
-            built: String::new(),
-            whole: 0,
-            keys: HashSet::new(),
+            built: BuiltArguments::default(),
             value: OpenValue::default(),
             searched: 0,
             match_at_end: false,
@@ -684,7 +703,7 @@ impl Sketch {
     }
 
     /// JSON list shape: once this call's arguments have closed, where the next call starts.
-    pub(crate) fn next_call(&self, shape: &CallShape, raw: &str) -> NextCall {
+    pub(crate) fn next_call(&mut self, shape: &CallShape, raw: &str) -> NextCall {
         if shape.kind != ShapeKind::JsonList {
             return NextCall::None;
         }
@@ -694,13 +713,13 @@ impl Sketch {
             Stage::Named | Stage::GaveUp => return NextCall::None,
         };
         let bytes = raw.as_bytes();
-        let i = skip_space(bytes, end);
+        let i = self.head.json.skip(raw, end, json_space);
         match bytes.get(i) {
             None => return NextCall::Wait,
             Some(b'}') => {}
             Some(_) => return NextCall::None,
         }
-        let i = skip_space(bytes, i + 1);
+        let i = self.head.json.skip(raw, i + 1, json_space);
         match bytes.get(i) {
             None => NextCall::Wait,
             Some(b',') => NextCall::At(i + 1),
@@ -774,7 +793,7 @@ impl Sketch {
         };
         let (name, id) = self.name.as_ref()?;
         let arguments = match shape.kind {
-            ShapeKind::XmlParameters | ShapeKind::Pythonic => &self.built,
+            ShapeKind::XmlParameters | ShapeKind::Pythonic => self.built.text(),
             ShapeKind::HeaderJson if shape.dialect => self.dialect.known(),
             _ => raw.get(start..end)?,
         };
@@ -841,7 +860,11 @@ impl Sketch {
                 };
             }
         }
-        Stage::Head { at: cut_from }
+        // No `<` or `>` after the last one read: the search resumes at the end, not after that
+        // one (a tag the model fills with white space was searched again on every chunk).
+        Stage::Head {
+            at: raw.len().max(cut_from),
+        }
     }
 
     /// The XML shape's parameters: each key-value match that has text after it is complete (its
@@ -926,9 +949,9 @@ impl Sketch {
         let Ok(Value::Object(object)) = parsed else {
             return Appended::Unreadable;
         };
-        let repeats = |k: &str| self.keys.contains(k) || object.contains_key(k);
+        let repeats = |k: &str| self.built.has_key(k) || object.contains_key(k);
         if object.len() != found
-            || object.keys().any(|k| self.keys.contains(k))
+            || object.keys().any(|k| self.built.has_key(k))
             || next.is_some_and(repeats)
         {
             return Appended::KeyRepeated;
@@ -938,21 +961,12 @@ impl Sketch {
         let Some(entries) = json.strip_prefix('{').and_then(|j| j.strip_suffix('}')) else {
             return Appended::Unreadable;
         };
-        let separator = if self.whole == 0 { "{" } else { "," };
         // What of the open value went out must begin the parameter it was read from.
-        let sent = &self.built[self.whole..];
-        let fits = sent
-            .strip_prefix(separator)
-            .map_or(sent.is_empty(), |rest| entries.starts_with(rest));
-        if !fits {
-            return Appended::Unreadable;
+        if self.built.append(entries, keys) {
+            Appended::Whole
+        } else {
+            Appended::Unreadable
         }
-        self.built.truncate(self.whole);
-        self.built.push_str(separator);
-        self.built.push_str(entries);
-        self.whole = self.built.len();
-        self.keys.extend(keys);
-        Appended::Whole
     }
 
     /// Reads the value of the parameter that starts at `at` (after the last whole one), when the
@@ -968,9 +982,13 @@ impl Sketch {
             at,
         };
         self.value = match self.value {
-            OpenValue::Undecided => reader.decide(&mut self.built, &self.keys),
+            OpenValue::Undecided => reader.decide(&mut self.built),
             OpenValue::NotString => OpenValue::NotString,
-            OpenValue::Streaming { sent_to } => reader.extend(&mut self.built, sent_to),
+            OpenValue::Streaming {
+                sent_to,
+                read,
+                breaks_to,
+            } => reader.extend(&mut self.built, sent_to, read, breaks_to),
         };
     }
 
@@ -982,7 +1000,10 @@ impl Sketch {
         };
         // Brackets before the `{` are header text (Mistral's `f[CALL_ID]a1b2c3d4e[ARGS]{…}`) only
         // if the probe below reads them so; arguments that are a list never read as `{}`.
-        let Some(brace) = body.find('{') else {
+        // The search resumes where the last one ended: the header may be long white space.
+        let from = self.head.search_from.saturating_sub(at).min(body.len());
+        let Some(brace) = memchr::memchr(b'{', &body.as_bytes()[from..]).map(|b| from + b) else {
+            self.head.search_from = raw.len();
             return Stage::Head { at };
         };
         let probe = format!("{}{{}}", &body[..brace]);
@@ -1005,14 +1026,14 @@ impl Sketch {
     /// The JSON shape: `{`, `"name"`, `:`, a string, `,`, `"arguments"` (or the shape's other
     /// key), `:`, then the arguments' `{`. Anything else gives up.
     fn json_head(&mut self, key: &str, raw: &str, at: usize) -> Stage {
-        let bytes = raw.as_bytes();
         let mut i = at;
         let head: [&[u8]; 3] = [b"{", b"\"name\"", b":"];
-        if let Some(stop) = expect_all(bytes, &mut i, &head, at, Stage::GaveUp) {
+        let memo = &mut self.head;
+        if let Some(stop) = expect_all(raw, memo, &mut i, &head, at, Stage::GaveUp) {
             return stop;
         }
         // The name: a complete JSON string without brackets or escapes.
-        let name = match plain_string(raw, &mut i) {
+        let name = match plain_string(raw, memo, &mut i) {
             Some(Some(name)) => name,
             Some(None) => return Stage::Head { at },
             None => return Stage::GaveUp,
@@ -1022,7 +1043,7 @@ impl Sketch {
         if self.name.is_none() {
             self.name = Some((name.to_owned(), None));
         }
-        arguments_after_name(bytes, i, key, at)
+        arguments_after_name(raw, &mut self.head, i, key, at)
     }
 
     /// The JSON list shape's call head: the list's `[` (before its first call), `{`, the id key
@@ -1034,7 +1055,8 @@ impl Sketch {
         let bytes = raw.as_bytes();
         let mut i = at;
         let opening: &[&[u8]] = if self.in_list { &[b"{"] } else { &[b"[", b"{"] };
-        if let Some(stop) = expect_all(bytes, &mut i, opening, at, Stage::GaveUp) {
+        let memo = &mut self.head;
+        if let Some(stop) = expect_all(raw, memo, &mut i, opening, at, Stage::GaveUp) {
             return stop;
         }
         let mut id = None;
@@ -1046,25 +1068,25 @@ impl Sketch {
             }
             if have.starts_with(key.as_bytes()) {
                 i += key.len();
-                if let Some(stop) = expect_all(bytes, &mut i, &[b":"], at, Stage::GaveUp) {
+                if let Some(stop) = expect_all(raw, memo, &mut i, &[b":"], at, Stage::GaveUp) {
                     return stop;
                 }
-                match plain_string(raw, &mut i) {
+                match plain_string(raw, memo, &mut i) {
                     Some(Some(value)) => id = Some(value),
                     Some(None) => return Stage::Head { at },
                     None => return Stage::GaveUp,
                 }
-                if let Some(stop) = expect_all(bytes, &mut i, &[b","], at, Stage::GaveUp) {
+                if let Some(stop) = expect_all(raw, memo, &mut i, &[b","], at, Stage::GaveUp) {
                     return stop;
                 }
             }
         }
         let name_key = format!("\"{}\"", keys.name);
         let named: [&[u8]; 2] = [name_key.as_bytes(), b":"];
-        if let Some(stop) = expect_all(bytes, &mut i, &named, at, Stage::GaveUp) {
+        if let Some(stop) = expect_all(raw, memo, &mut i, &named, at, Stage::GaveUp) {
             return stop;
         }
-        let name = match plain_string(raw, &mut i) {
+        let name = match plain_string(raw, memo, &mut i) {
             Some(Some(name)) => name,
             Some(None) => return Stage::Head { at },
             None => return Stage::GaveUp,
@@ -1072,7 +1094,7 @@ impl Sketch {
         // An empty id is no id (the adapter reads ids that are non-empty strings).
         let id = id.filter(|id| !id.is_empty()).map(str::to_owned);
         self.name = Some((name.to_owned(), id));
-        arguments_after_name(bytes, i, keys.arguments, at)
+        arguments_after_name(raw, &mut self.head, i, keys.arguments, at)
     }
 
     /// A pythonic call's name. The stream sends a call's raw text from the end of the last one,
@@ -1090,14 +1112,19 @@ impl Sketch {
             ",",
             "",
         ];
-        let Some(paren) = raw.find('(') else {
+        // The search resumes where the last one ended, and the white space read before is
+        // not read again: the list's start may be long white space.
+        let searched = self.head.search_from.min(raw.len());
+        let Some(paren) = memchr::memchr(b'(', &raw.as_bytes()[searched..]).map(|p| searched + p)
+        else {
+            self.head.search_from = raw.len();
             // Give up early on text that cannot lead to a name.
-            return match pythonic_prefix(raw, &BEFORE) {
+            return match pythonic_prefix(raw, &BEFORE, &mut self.head.py) {
                 Some(_) => Stage::Head { at },
                 None => Stage::GaveUp,
             };
         };
-        let Some(from) = pythonic_prefix(&raw[..paren], &BEFORE) else {
+        let Some(from) = pythonic_prefix(&raw[..paren], &BEFORE, &mut self.head.py) else {
             return Stage::GaveUp;
         };
         let name = &raw[from..paren];
@@ -1155,14 +1182,17 @@ impl Sketch {
             .and_then(|rest| memchr::memchr2(b',', b')', rest))
         {
             let at = from + off;
+            // The white space after the `,` or `)` is read once (`head.py`): a decision that
+            // waits is taken again from here on the next chunk.
+            let spaces = &mut self.head.py;
             let decided = if bytes[at] == b',' {
-                key_follows(&raw[at + 1..]).map(|key| {
+                key_follows(raw, at + 1, spaces).map(|key| {
                     if key {
                         cut = Some(at);
                     }
                 })
             } else {
-                may_end_call(&raw[at + 1..]).map(|ends| ended = ends)
+                may_end_call(raw, at + 1, spaces).map(|ends| ended = ends)
             };
             if decided.is_none() {
                 self.searched = at;
@@ -1272,16 +1302,17 @@ fn open_tags(head: &str) -> Vec<&str> {
 /// Where the text after `literals` (each optional, in order, white space around them) ends in
 /// `head`; `None` when something else comes first. A literal cut by the end of `head` counts
 /// as written (more text decides).
-fn pythonic_prefix(head: &str, literals: &[&str]) -> Option<usize> {
+fn pythonic_prefix(head: &str, literals: &[&str], spaces: &mut SpaceRuns) -> Option<usize> {
+    let is_space = crate::py::unicode::is_space;
     let mut rest = head;
     for literal in literals {
-        rest = rest.trim_start_matches(crate::py::unicode::is_space);
+        rest = &head[spaces.skip(head, head.len() - rest.len(), is_space)..];
         if rest.len() < literal.len() && literal.starts_with(rest) && !rest.is_empty() {
             return Some(head.len());
         }
         rest = rest.strip_prefix(literal).unwrap_or(rest);
     }
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let rest = &head[spaces.skip(head, head.len() - rest.len(), is_space)..];
     let name_char = |c: char| crate::py::unicode::is_word(c) || c == '.' || c == '-';
     rest.chars()
         .all(name_char)
@@ -1300,10 +1331,11 @@ fn key_after(rest: &str) -> Option<&str> {
     (len > 0).then(|| &rest[..len])
 }
 
-/// Whether `rest` (the text after a `,`) starts with `\s*[A-Za-z_]\w*\s*=`, the look-ahead that
-/// ends a pythonic parameter's value: `None` while the text ends before it is decided.
-fn key_follows(rest: &str) -> Option<bool> {
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+/// Whether `raw[at..]` (the text after a `,`) starts with `\s*[A-Za-z_]\w*\s*=`, the look-ahead
+/// that ends a pythonic parameter's value: `None` while the text ends before it is decided. The
+/// white space is read through `spaces` (this is asked again on every chunk while it waits).
+fn key_follows(raw: &str, at: usize, spaces: &mut SpaceRuns) -> Option<bool> {
+    let rest = &raw[spaces.skip(raw, at, crate::py::unicode::is_space)..];
     let mut chars = rest.chars();
     match chars.next() {
         None => return None,
@@ -1313,23 +1345,25 @@ fn key_follows(rest: &str) -> Option<bool> {
     let rest = chars
         .as_str()
         .trim_start_matches(crate::py::unicode::is_word);
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+    let rest = &raw[spaces.skip(raw, raw.len() - rest.len(), crate::py::unicode::is_space)..];
     rest.chars().next().map(|c| c == '=')
 }
 
-/// Whether a `)` followed by `rest` may end a pythonic call (the iterator's look-ahead
+/// Whether a `)` followed by `raw[at..]` (its white space read through `spaces`) may end a
+/// pythonic call (the iterator's look-ahead
 /// `\s*(?:,\s*NAME\(|$)`, with the end of the list's text before a `]`): `Some(true)` when it may
 /// (the sketch then reads no further), `Some(false)` when the text rules it out, `None` while
 /// the text ends before it is decided.
-fn may_end_call(rest: &str) -> Option<bool> {
-    let rest = rest.trim_start_matches(crate::py::unicode::is_space);
+fn may_end_call(raw: &str, at: usize, spaces: &mut SpaceRuns) -> Option<bool> {
+    let is_space = crate::py::unicode::is_space;
+    let rest = &raw[spaces.skip(raw, at, is_space)..];
     match rest.chars().next() {
         None => return None,
         Some(']') => return Some(true),
         Some(',') => {}
         Some(_) => return Some(false),
     }
-    let rest = rest[1..].trim_start_matches(crate::py::unicode::is_space);
+    let rest = &raw[spaces.skip(raw, raw.len() - rest.len() + 1, is_space)..];
     let mut chars = rest.chars();
     match chars.next() {
         None => return None,
@@ -1348,13 +1382,19 @@ fn may_end_call(rest: &str) -> Option<bool> {
 /// A call object's head after its name (at `i`, the head read from `at`): `,`, the arguments
 /// `key`, `:`, then the arguments' `{`. Another key or value there leaves the arguments to the
 /// call's close ([`Stage::Named`]).
-fn arguments_after_name(bytes: &[u8], mut i: usize, key: &str, at: usize) -> Stage {
+fn arguments_after_name(
+    raw: &str,
+    memo: &mut HeadMemo,
+    mut i: usize,
+    key: &str,
+    at: usize,
+) -> Stage {
     let key = format!("\"{key}\"");
     let before: [&[u8]; 3] = [b",", key.as_bytes(), b":"];
-    if let Some(stop) = expect_all(bytes, &mut i, &before, at, Stage::Named) {
+    if let Some(stop) = expect_all(raw, memo, &mut i, &before, at, Stage::Named) {
         return stop;
     }
-    match bytes.get(i) {
+    match raw.as_bytes().get(i) {
         None => Stage::Head { at },
         Some(b'{') => Stage::Arguments { start: i, at: i },
         Some(_) => Stage::Named,
@@ -1365,14 +1405,15 @@ fn arguments_after_name(bytes: &[u8], mut i: usize, key: &str, at: usize) -> Sta
 /// a head read from `at` stops at — still the head while the text ends inside one, `otherwise`
 /// when something else is written.
 fn expect_all(
-    bytes: &[u8],
+    raw: &str,
+    memo: &mut HeadMemo,
     i: &mut usize,
     lits: &[&[u8]],
     at: usize,
     otherwise: Stage,
 ) -> Option<Stage> {
     for lit in lits {
-        match expect_literal(bytes, i, lit) {
+        match expect_literal(raw, memo, i, lit) {
             Some(true) => {}
             Some(false) => return Some(Stage::Head { at }),
             None => return Some(otherwise),
@@ -1383,8 +1424,9 @@ fn expect_all(
 
 /// `lit` at `*i` after white space: `Some(true)` (and `*i` past it and the white space after),
 /// `Some(false)` while the text ends inside it, `None` when something else is written there.
-fn expect_literal(bytes: &[u8], i: &mut usize, lit: &[u8]) -> Option<bool> {
-    let at = skip_space(bytes, *i);
+fn expect_literal(raw: &str, memo: &mut HeadMemo, i: &mut usize, lit: &[u8]) -> Option<bool> {
+    let bytes = raw.as_bytes();
+    let at = memo.json.skip(raw, *i, json_space);
     let have = bytes.get(at..).unwrap_or_default();
     if have.len() < lit.len() {
         return lit.starts_with(have).then_some(false);
@@ -1392,40 +1434,41 @@ fn expect_literal(bytes: &[u8], i: &mut usize, lit: &[u8]) -> Option<bool> {
     if !have.starts_with(lit) {
         return None;
     }
-    *i = skip_space(bytes, at + lit.len());
+    *i = memo.json.skip(raw, at + lit.len(), json_space);
     Some(true)
 }
 
 /// A JSON string at `*i` without escapes, brackets or control characters (whose text is then
 /// its value): `Some(Some(value))` (and `*i` past it), `Some(None)` while it is not closed yet,
 /// `None` when it is something else.
-fn plain_string<'r>(raw: &'r str, i: &mut usize) -> Option<Option<&'r str>> {
+fn plain_string<'r>(raw: &'r str, memo: &mut HeadMemo, i: &mut usize) -> Option<Option<&'r str>> {
     let bytes = raw.as_bytes();
-    let at = skip_space(bytes, *i);
+    let at = memo.json.skip(raw, *i, json_space);
     match bytes.get(at) {
         None => return Some(None),
         Some(b'"') => {}
         Some(_) => return None,
     }
     let inside = &raw[at + 1..];
+    // The string's text read before (no `"` in it, plain) is not read again.
+    let read = match memo.string {
+        Some((quote, to)) if quote == at => to.saturating_sub(at + 1).min(inside.len()),
+        _ => 0,
+    };
     let plain =
         |s: &str| !s.contains(['\\', '{', '[', '}', ']']) && !s.chars().any(char::is_control);
-    match inside.find('"') {
-        Some(len) if plain(&inside[..len]) => {
+    match inside[read..].find('"').map(|len| read + len) {
+        Some(len) if plain(&inside[read..len]) => {
             *i = at + 1 + len + 1;
             Some(Some(&inside[..len]))
         }
         Some(_) => None,
-        None if plain(inside) => Some(None),
+        None if plain(&inside[read..]) => {
+            memo.string = Some((at, raw.len()));
+            Some(None)
+        }
         None => None,
     }
-}
-
-fn skip_space(bytes: &[u8], mut i: usize) -> usize {
-    while matches!(bytes.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -150,13 +150,22 @@ impl RunText {
             return false;
         };
         let delta = if self.stripped {
-            let kept = trim_end_space(unsent);
-            if from + kept.len() <= run.start {
+            // What the region holds (`output[sent_to..end]`, and `end` is the run's start) is
+            // white space, so only the run's own text is trimmed: trimming all that is unsent
+            // would read a flood of white space again on every chunk.
+            let (Some(text), Some(held)) = (
+                run.output.get(run.start..run.end),
+                run.start.checked_sub(from),
+            ) else {
+                return false;
+            };
+            let kept = trim_end_space(text).len();
+            if kept == 0 {
                 // The run is all whitespace: held with the rest.
                 self.end = run.end;
                 return true;
             }
-            kept
+            &unsent[..held + kept]
         } else {
             unsent
         };
@@ -892,7 +901,7 @@ impl State {
             self.read_one_call(region, sink);
             // A JSON list in one region: once a call's object has closed and the list's `,`
             // follows, the next call is read from there.
-            let (Some(shape), Some(sketch)) = (&self.shape, &region.sketch) else {
+            let (Some(shape), Some(sketch)) = (&self.shape, &mut region.sketch) else {
                 return;
             };
             let NextCall::At(at) = sketch.next_call(shape, &region.raw) else {

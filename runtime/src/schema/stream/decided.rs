@@ -49,3 +49,30 @@ pub(crate) trait DecidedCalls {
     /// Reads the calls' text on from where the last call stopped.
     fn next(&mut self, calls: CallsText<'_>) -> CallStep;
 }
+
+/// The calls of an output whose calls' text is whole, not sent yet: once the end token has
+/// arrived, a scan parses the output once (as the one-shot parse does) and hands the calls it
+/// had not sent out one by one, one per step. Parsing once per call instead cost time quadratic
+/// in the number of calls (5,000 lfm2 calls took 53 s).
+#[derive(Debug, Default)]
+pub(crate) struct RestOfCalls(Option<std::vec::IntoIter<Value>>);
+
+impl RestOfCalls {
+    /// The next call not sent, the first `sent` of the calls having been sent while the text
+    /// arrived; `parse` gives the calls, and is called the first time only. `None` when no call
+    /// is left, or the parse fails.
+    pub(crate) fn next(
+        &mut self,
+        sent: usize,
+        parse: impl FnOnce() -> Option<Vec<Value>>,
+    ) -> Option<Value> {
+        if self.0.is_none() {
+            let mut calls = parse()?.into_iter();
+            if sent > 0 {
+                calls.nth(sent - 1);
+            }
+            self.0 = Some(calls);
+        }
+        self.0.as_mut()?.next()
+    }
+}

@@ -39,6 +39,7 @@ use super::decided::{CallStep, CallsText, DecidedCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType};
+use crate::stream::spaces::SpaceRuns;
 use crate::support::Content;
 
 /// The substitution that joins `;`-separated calls, with `{TAG}` for the escaped opener.
@@ -441,31 +442,34 @@ pub(crate) fn opens_bare(root: &Node, tag: &str) -> bool {
 /// Whether `rest` (the output from its first non-space character) begins a bare call, as the
 /// root substitution [`BARE_PATTERN`] reads it: `{`, white space, `"name"` or `"type"`, white
 /// space, `:`. `None` while more text is needed.
-pub(crate) fn bare_call_at(rest: &str) -> Option<bool> {
-    let mut chars = rest.chars().peekable();
-    if chars.next()? != '{' {
+pub(crate) fn bare_call_at(rest: &str, spaces: &mut SpaceRuns) -> Option<bool> {
+    let mut chars = rest.char_indices();
+    if chars.next()?.1 != '{' {
         return Some(false);
     }
-    while chars.next_if(|&c| is_space(c)).is_some() {}
-    if chars.next()? != '"' {
+    // White space is skipped through `spaces`: while the check waits, it reads the same text
+    // again on every chunk, and a long run of white space only once.
+    let at = spaces.skip(rest, 1, is_space);
+    let mut chars = rest[at..].char_indices().map(|(i, c)| (at + i, c));
+    if chars.next()?.1 != '"' {
         return Some(false);
     }
     let mut key = String::new();
-    loop {
-        let c = chars.next()?;
+    let after_key = loop {
+        let (i, c) = chars.next()?;
         if c == '"' {
-            break;
+            break i + 1;
         }
         key.push(c);
         if !["name", "type"].iter().any(|k| k.starts_with(&key)) {
             return Some(false);
         }
-    }
+    };
     if key != "name" && key != "type" {
         return Some(false);
     }
-    while chars.next_if(|&c| is_space(c)).is_some() {}
-    Some(chars.next()? == ':')
+    let at = spaces.skip(rest, after_key, is_space);
+    Some(rest[at..].chars().next()? == ':')
 }
 
 #[cfg(test)]

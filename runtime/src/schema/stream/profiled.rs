@@ -71,6 +71,7 @@ use crate::py::unicode::is_space;
 use crate::schema::reuse::{ParsedCall, ParsedCalls};
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
+use crate::stream::spaces::SpaceRuns;
 use crate::stream::{Event, MessageStream, TextRun};
 use crate::support::Content;
 
@@ -126,7 +127,8 @@ enum LeadingVerdict {
 enum Decided<'p> {
     List(ListScan<'p>),
     Objects(ObjectScan<'p>),
-    Pythonic(PythonicScan<'p>),
+    /// Boxed: it keeps the open call's joined text and its searches, much larger than the others.
+    Pythonic(Box<PythonicScan<'p>>),
     Recipients(RecipientScan<'p>),
 }
 
@@ -146,7 +148,9 @@ impl<'p> Decided<'p> {
             let scan = ObjectScan::new(field, schema.root(), node, tag).ok()?;
             Some(Decided::Objects(scan))
         } else if calls.pythonic {
-            PythonicScan::new(field, node).ok().map(Decided::Pythonic)
+            PythonicScan::new(field, node)
+                .ok()
+                .map(|scan| Decided::Pythonic(Box::new(scan)))
         } else if calls.recipients {
             RecipientScan::new(field, schema)
                 .ok()
@@ -169,7 +173,7 @@ impl<'p> Decided<'p> {
         match self {
             Decided::List(scan) => scan,
             Decided::Objects(scan) => scan,
-            Decided::Pythonic(scan) => scan,
+            Decided::Pythonic(scan) => scan.as_mut(),
             Decided::Recipients(scan) => scan,
         }
     }
@@ -239,6 +243,10 @@ pub struct ProfiledStreamParser<'p> {
     leading: Option<LeadingRun>,
     /// `buffer[.0..end]` is known to be whitespace up to `.1` (see `first_text`).
     spaces: (usize, usize),
+    /// The white space that the checks of a call's start (a bare JSON call at the output's
+    /// start, a recipient's header) read while they wait, in the text from `.0` (see
+    /// [`SpaceRuns`]).
+    start_spaces: (usize, SpaceRuns),
     /// Whether the final message is the lenient parse's (see [`Schema::parse_lenient`]).
     lenient: bool,
     /// The length of the prompt's tail at the start of `buffer` (error positions count from
@@ -313,6 +321,7 @@ impl<'p> ProfiledStreamParser<'p> {
             call_sent_to: None,
             leading: None,
             spaces: (usize::MAX, 0),
+            start_spaces: (usize::MAX, SpaceRuns::default()),
             lenient: false,
             pending: Pending::default(),
             initial: Vec::new(),
@@ -773,7 +782,9 @@ impl<'p> ProfiledStreamParser<'p> {
                 && self.opens_calls(marker)
             {
                 // A `>>>` ends the content only where a call's header follows it.
-                match RecipientScan::header_at(&self.buffer[m + marker.len()..]) {
+                let at = m + marker.len();
+                let spaces = start_spaces(&mut self.start_spaces, at);
+                match RecipientScan::header_at(&self.buffer[at..], spaces) {
                     Some(Some(_)) => {
                         self.enter_calls(m, marker);
                         if let Some(recipients) = self.recipients() {
@@ -997,7 +1008,7 @@ impl<'p> ProfiledStreamParser<'p> {
             Ok(m) => (Some(m), m),
             Err(limit) => (None, limit),
         };
-        let Some(scan) = self.calls.take() else {
+        let Some(mut scan) = self.calls.take() else {
             self.phase = Phase::Held;
             return;
         };
@@ -1251,7 +1262,8 @@ impl<'p> ProfiledStreamParser<'p> {
                     return;
                 }
                 let at = if marked { t + 3 } else { t };
-                match RecipientScan::header_at(&self.buffer[at..]) {
+                let spaces = start_spaces(&mut self.start_spaces, at);
+                match RecipientScan::header_at(&self.buffer[at..], spaces) {
                     None => return,
                     Some(Some(name)) if name != "all" => {
                         if let Some(recipients) = self.recipients() {
@@ -1275,7 +1287,8 @@ impl<'p> ProfiledStreamParser<'p> {
             };
             if let Some(objects) = objects {
                 // A bare call at the start: the root substitution gives it the opener.
-                match bare_call_at(&self.buffer[t..]) {
+                let spaces = start_spaces(&mut self.start_spaces, t);
+                match bare_call_at(&self.buffer[t..], spaces) {
                     Some(true) => {
                         objects.start_bare(t);
                         self.scanned = t;
@@ -1394,6 +1407,10 @@ pub(crate) struct CallScan<'p> {
     items: &'p Node,
     /// Borrowed from the spec when the profile was loaded for it (see [`Prepared`]).
     shape: Cow<'p, CallShape>,
+    /// Separated calls: `(body, to)`, the text from a call's body start to `to` is white space
+    /// (read once: the call is looked for again on every chunk until a non-space character of
+    /// its body arrives).
+    blank: (usize, usize),
 }
 
 /// What finding the calls of an `x-regex-iterator` field needs from its pattern.
@@ -1515,6 +1532,7 @@ impl<'p> CallScan<'p> {
             field,
             items,
             shape,
+            blank: (usize::MAX, 0),
         })
     }
 
@@ -1581,7 +1599,7 @@ impl<'p> CallScan<'p> {
     /// The first call that starts at or after `from` in `text[..limit]`, as `re.finditer` finds
     /// it. `raw_next` is where the raw text of a call that follows the last one starts.
     fn find_call(
-        &self,
+        &mut self,
         text: &str,
         limit: usize,
         from: usize,
@@ -1602,7 +1620,9 @@ impl<'p> CallScan<'p> {
                 },
                 FoundOpener::NotBefore(at) => FoundCall::NotBefore(at),
             },
-            CallForm::Separated(shape) => Self::separated_call(shape, text, limit, from, raw_next),
+            CallForm::Separated(shape) => {
+                Self::separated_call(shape, text, limit, from, raw_next, &mut self.blank)
+            }
         }
     }
 
@@ -1615,6 +1635,7 @@ impl<'p> CallScan<'p> {
         limit: usize,
         at: usize,
         raw_next: Option<usize>,
+        blank: &mut (usize, usize),
     ) -> FoundCall {
         let Some(rest) = text.as_bytes().get(at..limit).filter(|r| !r.is_empty()) else {
             return FoundCall::NotBefore(at);
@@ -1628,10 +1649,16 @@ impl<'p> CallScan<'p> {
         let Some(body_text) = text.get(body..limit) else {
             return FoundCall::NotBefore(at);
         };
-        match (
-            body_text.chars().next(),
-            body_text.chars().any(|c| !is_space(c)),
-        ) {
+        // The white space read before from this body on is not read again.
+        let read = match *blank {
+            (b, to) if b == body => to.clamp(body, limit),
+            _ => body,
+        };
+        let written = text[read..limit].chars().any(|c| !is_space(c));
+        if !written {
+            *blank = (body, limit);
+        }
+        match (body_text.chars().next(), written) {
             (Some(first), true) => FoundCall::At {
                 open: OpenCall {
                     raw: raw_next.unwrap_or(at).min(at),
@@ -1904,4 +1931,13 @@ impl MessageStream for ProfiledStreamParser<'_> {
         events.into_iter().for_each(on_event);
         Ok(message)
     }
+}
+
+/// The white space read by the checks of a call's start at `at` (`memo`: the runs read, and
+/// from where).
+fn start_spaces(memo: &mut (usize, SpaceRuns), at: usize) -> &mut SpaceRuns {
+    if memo.0 != at {
+        *memo = (at, SpaceRuns::default());
+    }
+    &mut memo.1
 }

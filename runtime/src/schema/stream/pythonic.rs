@@ -35,10 +35,11 @@
 //! it (or before the end of what is known): all of that is the call's whichever `)` ends it,
 //! so adapters can read its parameters as they arrive.
 
-use super::decided::{CallStep, CallsText, DecidedCalls};
+use super::decided::{CallStep, CallsText, DecidedCalls, RestOfCalls};
 use crate::py::unicode::{is_space, is_word};
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Substitution};
+use crate::stream::spaces::{LastNonSpace, SpaceRuns};
 use crate::support::Content;
 use crate::value::Value;
 
@@ -73,7 +74,9 @@ pub(crate) struct PythonicScan<'p> {
     /// The open call's text joined so far, kept from one chunk to the next.
     open: OpenCall,
     /// Once the calls' text is whole: the calls its schema read, not sent yet.
-    whole_calls: Option<std::vec::IntoIter<Value>>,
+    whole_calls: RestOfCalls,
+    /// The white space read before the list's first call (see [`list_start`]).
+    list_spaces: SpaceRuns,
 }
 
 /// What the scan keeps of the call open at `from` between chunks, so that each chunk costs its
@@ -93,6 +96,12 @@ struct OpenCall {
     first_replacement: Option<usize>,
     /// Where the searches in `joined` resume.
     scan: EndScan,
+    /// Where `joined`'s prefixes end less trailing white space, read once.
+    own: LastNonSpace,
+    /// How far the raw text was read when what is held back (a `]` and the start of a join
+    /// after it) ended in white space: more white space changes nothing, and is not read
+    /// again (a flood of it after a `]` was searched on every chunk).
+    held_blank_to: Option<usize>,
 }
 
 /// Where the searches for the open call's end resume in its joined text.
@@ -104,6 +113,10 @@ struct EndScan {
     /// Where the scan for the `)` that ends the call resumes: every `)` before it was decided
     /// not to end the call, for good.
     paren_from: usize,
+    /// The `)`s before `paren_from` whose decision may still change, in order.
+    unsure: Vec<usize>,
+    /// The white space read after a `)` whose decision waits (read once, see [`SpaceRuns`]).
+    spaces: SpaceRuns,
 }
 
 impl OpenCall {
@@ -137,7 +150,8 @@ impl<'p> PythonicScan<'p> {
             sent_to: 0,
             done: true,
             open: OpenCall::default(),
-            whole_calls: None,
+            whole_calls: RestOfCalls::default(),
+            list_spaces: SpaceRuns::default(),
         })
     }
 
@@ -177,7 +191,8 @@ impl<'p> PythonicScan<'p> {
         self.sent_to = opener_at;
         self.done = false;
         self.open = OpenCall::default();
-        self.whole_calls = None;
+        self.whole_calls = RestOfCalls::default();
+        self.list_spaces = SpaceRuns::default();
     }
 
     /// Reads `text[..limit]`; `ended`: the calls' text ends at `limit` (an end token is there).
@@ -190,7 +205,7 @@ impl<'p> PythonicScan<'p> {
         }
         let from = match self.next {
             Some(at) => at,
-            None => match list_start(&text[..limit], self.open_at) {
+            None => match list_start(&text[..limit], self.open_at, &mut self.list_spaces) {
                 Some(Some(at)) => {
                     self.next = Some(at);
                     at
@@ -222,7 +237,7 @@ impl<'p> PythonicScan<'p> {
             // is known), where no join rewrote it.
             Decided::Wait { known } => match call_name(joined) {
                 Some(Some(len)) => {
-                    let own = joined[..known.max(len)].trim_end_matches(is_space).len();
+                    let own = open.own.of(joined, known.max(len));
                     // The raw text and the joined one agree before the first replacement (which
                     // writes `, ` where the raw text has a `]`), and only there.
                     let unjoined = open.first_replacement.is_none_or(|r| r >= own);
@@ -274,22 +289,14 @@ impl<'p> PythonicScan<'p> {
     /// The calls' text is read once: the calls not sent yet are kept for the steps after.
     fn whole(&mut self, text: &str, limit: usize) -> CallStep {
         let calls_text = text[self.open_at..limit].trim_end_matches(is_space);
-        if self.whole_calls.is_none() {
-            let parsed = parse_node(
-                self.node,
-                Content::borrowed(calls_text),
-                &mut Walk::strict(),
-            );
-            let Ok(Value::Array(calls)) = parsed else {
-                return self.stop();
-            };
-            let mut calls = calls.into_iter();
-            if self.sent > 0 {
-                calls.nth(self.sent - 1);
+        let node = self.node;
+        let next = self.whole_calls.next(self.sent, || {
+            match parse_node(node, Content::borrowed(calls_text), &mut Walk::strict()) {
+                Ok(Value::Array(calls)) => Some(calls),
+                _ => None,
             }
-            self.whole_calls = Some(calls);
-        }
-        match self.whole_calls.as_mut().and_then(Iterator::next) {
+        });
+        match next {
             Some(value) => {
                 self.sent += 1;
                 self.call(self.open_at + calls_text.len(), value)
@@ -310,6 +317,16 @@ impl<'p> PythonicScan<'p> {
         let Some(new) = raw.get(open.consumed..) else {
             return Some(());
         };
+        // Held back: a `]` and, after it, a proper prefix of the rest of a join that ends in
+        // white space, where the pattern reads `\s*`. More white space leaves it so: no match
+        // completes (one ends with `[`), the `]` is still the last, and still may begin one.
+        if let Some(to) = open.held_blank_to {
+            if raw.get(to..).is_some_and(|more| more.chars().all(is_space)) {
+                open.held_blank_to = Some(raw.len());
+                return Some(());
+            }
+            open.held_blank_to = None;
+        }
         let mut at = 0;
         for m in self.join.pattern.regex.find_iter(new) {
             let m = m.ok()?;
@@ -327,6 +344,9 @@ impl<'p> PythonicScan<'p> {
             .unwrap_or(rest.len());
         open.joined.push_str(&rest[..cut]);
         open.consumed += at + cut;
+        if cut < rest.len() && rest.ends_with(is_space) {
+            open.held_blank_to = Some(raw.len());
+        }
         Some(())
     }
 }
@@ -350,13 +370,16 @@ fn may_join(after: &str) -> bool {
 /// Where the list's text starts after the opener at `open_at`: past `\s*\[?\s*`. `Some(None)`
 /// when nothing but those follow up to the end of the list (an empty list: the final message
 /// says what it is), `None` while more text is needed.
-fn list_start(text: &str, open_at: usize) -> Option<Option<usize>> {
+fn list_start(text: &str, open_at: usize, spaces: &mut SpaceRuns) -> Option<Option<usize>> {
     let after = open_at + OPEN.len();
-    let rest = text.get(after..)?;
-    let trimmed = rest.trim_start_matches(is_space);
-    let trimmed = trimmed.strip_prefix('[').unwrap_or(trimmed);
-    let trimmed = trimmed.trim_start_matches(is_space);
-    let at = text.len() - trimmed.len();
+    text.get(after..)?;
+    // The white space is read once (`spaces`): this is asked again on every chunk until the
+    // list's first call starts.
+    let mut at = spaces.skip(text, after, is_space);
+    if text[at..].starts_with('[') {
+        at = spaces.skip(text, at + 1, is_space);
+    }
+    let trimmed = &text[at..];
     match trimmed.chars().next() {
         None => None,
         // `]` or `<`: the list may end here (an empty list, or a closer).
@@ -432,7 +455,8 @@ fn list_end(joined: &str, open: &mut EndScan) -> Option<usize> {
 ///
 /// The `)`s are scanned from where the last scan left off (`open.paren_from`): a `)` decided not
 /// to end the call stays so, unless the character after it (and its white space) is `]` or
-/// `<`, where the list's end may yet arrive and cut the text after the `)` away. After a `,`
+/// `<`, where the list's end may yet arrive and cut the text after the `)` away (those are kept,
+/// `open.unsure`, and read again). After a `,`
 /// the decision cannot change: cutting text away can neither complete a `NAME(` nor, once the
 /// list's end is known, leave anything to wait for.
 fn call_end(joined: &str, open: &mut EndScan) -> Decided {
@@ -448,63 +472,80 @@ fn call_end(joined: &str, open: &mut EndScan) -> Decided {
         Some(None) => return Decided::Stop,
         Some(Some(_)) => {}
     }
+    // The `)`s whose decision may still change (each followed by `]` or `<`, where the list's
+    // end may yet cut the text after it) are read again, in order, then the ones after `from`,
+    // not read yet. Only those: rescanning from the first of them read everything after it
+    // again on every chunk (a flood of white space after `)]<|tool_ca` took quadratic time).
     let from = open.paren_from.min(list.len());
-    // The first `)` whose decision may still change: the next scan starts there.
-    let mut unsure = None;
-    for (r, _) in list[from..].match_indices(')') {
-        let r = from + r;
-        let after = &list[r + 1..];
-        let rest = after.trim_start_matches(is_space);
-        if rest.is_empty() {
-            open.paren_from = unsure.unwrap_or(r);
-            if whole {
-                // `)` then white space to the end of the list: its last call.
-                return Decided::End {
-                    end: r + 1,
-                    next: None,
-                };
-            }
-            return Decided::Wait { known: r };
-        }
-        let Some(next) = rest.strip_prefix(',') else {
-            if rest.starts_with([']', '<']) {
-                unsure.get_or_insert(r);
-            } else if unsure.is_none() {
-                open.paren_from = r + 1;
-            }
-            continue;
-        };
-        let name = next.trim_start_matches(is_space);
-        match call_name(name) {
-            Some(Some(_)) => {
-                return Decided::End {
-                    end: r + 1,
-                    next: Some(list.len() - name.len()),
-                }
-            }
-            Some(None) => {
-                if unsure.is_none() {
-                    open.paren_from = r + 1;
-                }
-                continue;
-            }
-            None if whole => {
-                if unsure.is_none() {
-                    open.paren_from = r + 1;
-                }
-                continue;
-            }
-            None => {
-                open.paren_from = unsure.unwrap_or(r);
+    let mut earlier = std::mem::take(&mut open.unsure);
+    earlier.retain(|&r| r < list.len());
+    let fresh = list[from..].match_indices(')').map(|(r, _)| from + r);
+    let mut unsure = Vec::new();
+    for r in earlier.into_iter().chain(fresh) {
+        match paren(list, whole, r, &mut open.spaces) {
+            Paren::Ends(decided) => return decided,
+            Paren::Waits => {
+                // Read again from here next time, with the unsure ones before it.
+                open.unsure = unsure;
+                open.paren_from = r;
                 return Decided::Wait { known: r };
             }
+            Paren::Unsure => unsure.push(r),
+            Paren::No => {}
         }
     }
-    open.paren_from = unsure.unwrap_or(list.len());
+    open.unsure = unsure;
+    open.paren_from = list.len();
     // No `)` ends the call in the known text: it waits for more, or the list's end cuts it.
     if whole {
         Decided::Stop
     } else {
         Decided::Wait { known: list.len() }
+    }
+}
+
+/// What the text tells of one `)` in the list's text (see [`call_end`]).
+enum Paren {
+    /// It ends the call.
+    Ends(Decided),
+    /// The text ends before that is decided.
+    Waits,
+    /// It does not end the call in the text known, but may once the list's end cuts the text
+    /// after it (a `]` or `<` follows).
+    Unsure,
+    /// It does not end the call, for good.
+    No,
+}
+
+/// The `)` at `r` in `list` (`whole`: the list's end is known), its white space read through
+/// `spaces`.
+fn paren(list: &str, whole: bool, r: usize, spaces: &mut SpaceRuns) -> Paren {
+    let rest = &list[spaces.skip(list, r + 1, is_space)..];
+    if rest.is_empty() {
+        return match whole {
+            // `)` then white space to the end of the list: its last call.
+            true => Paren::Ends(Decided::End {
+                end: r + 1,
+                next: None,
+            }),
+            false => Paren::Waits,
+        };
+    }
+    if !rest.starts_with(',') {
+        return match rest.starts_with([']', '<']) {
+            true => Paren::Unsure,
+            false => Paren::No,
+        };
+    }
+    let comma = list.len() - rest.len();
+    let name = &list[spaces.skip(list, comma + 1, is_space)..];
+    match call_name(name) {
+        Some(Some(_)) => Paren::Ends(Decided::End {
+            end: r + 1,
+            next: Some(list.len() - name.len()),
+        }),
+        Some(None) => Paren::No,
+        None if whole => Paren::No,
+        None => Paren::Waits,
     }
 }

@@ -29,10 +29,11 @@
 //! non-space character before the next `>>>`: whether that `>>>` turns out to be a separator or
 //! a terminator, the call's text ends there (less trailing white space before `>>>all\n`).
 
-use super::decided::{CallStep, CallsText, DecidedCalls};
+use super::decided::{CallStep, CallsText, DecidedCalls, RestOfCalls};
 use crate::py::unicode::is_space;
 use crate::schema::interp::{parse_node, Walk};
 use crate::schema::{Items, Node, NodeType, Schema};
+use crate::stream::spaces::SpaceRuns;
 use crate::support::Content;
 use crate::value::Value;
 
@@ -65,7 +66,7 @@ pub(crate) struct RecipientScan<'p> {
     done: bool,
     /// Once `<|eot_id|>` has arrived: the calls the one-shot parse read, not sent yet (the
     /// output is parsed once, not once per call).
-    ended_calls: Option<std::vec::IntoIter<Value>>,
+    ended_calls: RestOfCalls,
     /// How far the text was read for its last non-space character, and where that ends: an open
     /// call's known text then costs each chunk its own length, not the length of the white
     /// space before it.
@@ -89,7 +90,7 @@ impl<'p> RecipientScan<'p> {
             search_from: 0,
             sent: 0,
             done: true,
-            ended_calls: None,
+            ended_calls: RestOfCalls::default(),
             spaces_read: 0,
             non_space_end: 0,
         })
@@ -129,8 +130,10 @@ impl<'p> RecipientScan<'p> {
 
     /// Whether a call's header `NAME[ \t]*\r?\n` starts `rest`, and its name: `None` while
     /// more text is needed.
-    pub(crate) fn header_at(rest: &str) -> Option<Option<&str>> {
-        match header(rest) {
+    /// White space is skipped through `spaces` (the check reads the same text again on every
+    /// chunk while it waits).
+    pub(crate) fn header_at<'r>(rest: &'r str, spaces: &mut SpaceRuns) -> Option<Option<&'r str>> {
+        match header(rest, spaces) {
             Known::Yes => Some(rest.split(|c: char| is_space(c) || c == '>').next()),
             Known::No => Some(None),
             Known::Wait => None,
@@ -143,7 +146,7 @@ impl<'p> RecipientScan<'p> {
         self.search_from = if bare { at } else { at + MARK.len() };
         self.sent = 0;
         self.done = false;
-        self.ended_calls = None;
+        self.ended_calls = RestOfCalls::default();
         self.spaces_read = at;
         self.non_space_end = at;
     }
@@ -256,21 +259,15 @@ impl<'p> RecipientScan<'p> {
     /// `<|eot_id|>` has arrived, ending at `end`: the one-shot parse of the output up to it
     /// decides the calls not sent yet.
     fn ended(&mut self, text: &str, end: usize) -> CallStep {
-        if self.ended_calls.is_none() {
-            let Ok(mut message) = self.schema.parse(&text[..end]) else {
-                return self.stop();
-            };
-            let calls = match message.get_mut(self.field).map(std::mem::take) {
-                Some(Value::Array(calls)) => calls,
-                _ => Vec::new(),
-            };
-            let mut calls = calls.into_iter();
-            if self.sent > 0 {
-                calls.nth(self.sent - 1);
+        let (schema, field) = (self.schema, self.field);
+        let next = self.ended_calls.next(self.sent, || {
+            let mut message = schema.parse(&text[..end]).ok()?;
+            match message.get_mut(field).map(std::mem::take) {
+                Some(Value::Array(calls)) => Some(calls),
+                _ => Some(Vec::new()),
             }
-            self.ended_calls = Some(calls);
-        }
-        let Some(value) = self.ended_calls.as_mut().and_then(Iterator::next) else {
+        });
+        let Some(value) = next else {
             return self.stop();
         };
         let Some((text_start, _)) = self.call else {
@@ -301,24 +298,19 @@ impl DecidedCalls for RecipientScan<'_> {
 }
 
 /// `NAME[ \t]*\r?\n` at the start of `rest` (`NAME` = `[^\s>]+`).
-fn header(rest: &str) -> Known {
-    let mut chars = rest.chars().peekable();
-    let mut name = 0;
-    while let Some(&c) = chars.peek() {
-        if is_space(c) || c == '>' {
-            break;
-        }
-        name += 1;
-        chars.next();
-    }
+fn header(rest: &str, spaces: &mut SpaceRuns) -> Known {
+    let name = rest
+        .find(|c: char| is_space(c) || c == '>')
+        .unwrap_or(rest.len());
     if name == 0 {
-        return if chars.peek().is_some() {
-            Known::No
-        } else {
+        return if rest.is_empty() {
             Known::Wait
+        } else {
+            Known::No
         };
     }
-    while chars.next_if(|&c| c == ' ' || c == '\t').is_some() {}
+    let blank = spaces.skip(rest, name, |c| c == ' ' || c == '\t');
+    let mut chars = rest[blank..].chars().peekable();
     chars.next_if_eq(&'\r');
     match chars.next() {
         Some('\n') => Known::Yes,
