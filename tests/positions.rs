@@ -108,3 +108,66 @@ fn positions_count_from_the_output_after_a_prompt() {
         Some(want)
     );
 }
+
+/// The interpreter and the generated parser fail alike: for every shipped name, every example
+/// broken at every character boundary (a character deleted, a `"`, `,` or `}` inserted), where
+/// both fail they name the same kind of error at the same place (`position` included: the
+/// generated parser used to leave out some positions the interpreter reported), and where one
+/// succeeds so does the other.
+#[test]
+fn generated_errors_say_what_and_where_the_interpreter_does() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut failed = 0;
+    let mut differ = Vec::new();
+    for name in chatparse::shipped::names() {
+        let spec = chatparse::shipped::spec(name).unwrap().unwrap();
+        let generated = chatparse::models::parse_value_fn(name).unwrap();
+        let mut files: Vec<_> = std::fs::read_dir(root.join(name))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .collect();
+        files.sort();
+        for path in files {
+            let example = std::fs::read_to_string(&path).unwrap();
+            let mut inputs = Vec::new();
+            for (at, c) in example.char_indices() {
+                let after = &example[at + c.len_utf8()..];
+                inputs.push(format!("{}{after}", &example[..at]));
+                for insert in ["\"", ",", "}"] {
+                    inputs.push(format!("{}{insert}{}", &example[..at], &example[at..]));
+                }
+            }
+            for input in inputs {
+                let a = spec.parse(&input);
+                let b = generated(&input);
+                match (&a, &b) {
+                    (Ok(_), Ok(_)) => {}
+                    (Err(x), Err(y)) => {
+                        failed += 1;
+                        let same_kind =
+                            std::mem::discriminant(&x.kind) == std::mem::discriminant(&y.kind);
+                        if !same_kind || x.position != y.position || x.pointer != y.pointer {
+                            differ.push(format!(
+                                "{name} {input:?}\n  interpreter {:?} at {} {:?}\n  generated   {:?} at {} {:?}",
+                                x.kind, x.pointer, x.position, y.kind, y.pointer, y.position
+                            ));
+                        }
+                    }
+                    _ => differ.push(format!(
+                        "{name} {input:?}: interpreter {}, generated {}",
+                        a.is_ok(),
+                        b.is_ok()
+                    )),
+                }
+            }
+        }
+    }
+    assert!(failed > 1_000, "only {failed} inputs fail");
+    assert!(
+        differ.is_empty(),
+        "{} differ; first: {:#?}",
+        differ.len(),
+        &differ[..differ.len().min(8)]
+    );
+}
