@@ -723,6 +723,20 @@ const REPEATED_PARAMETERS: &[&str] = &["duplicate_parameter_last_wins", "duplica
 
 /// Checks one chunking against the one-shot OpenAI message.
 fn check_chunking(s: &Streamable, case: &StreamCase, chunks: &[&str], one_shot: &Value) {
+    let twice = REPEATED_PARAMETERS.contains(&case.name.as_str());
+    check_chunking_twice(s, case, chunks, one_shot, twice);
+}
+
+/// [`check_chunking`], where `twice` says whether the output writes a parameter twice in a call
+/// (then the strict stream may fail with `StreamedCallChanged`, and `arguments_at_close` must
+/// rebuild the message).
+fn check_chunking_twice(
+    s: &Streamable,
+    case: &StreamCase,
+    chunks: &[&str],
+    one_shot: &Value,
+    twice: bool,
+) {
     let at = format!("{}/{} {:?}", s.name, case.name, chunks);
     let options = Options::default();
     match run_chunks_with(s, case, chunks, options) {
@@ -730,10 +744,7 @@ fn check_chunking(s: &Streamable, case: &StreamCase, chunks: &[&str], one_shot: 
             assert_eq!(&message, one_shot, "{at}: streamed message differs");
             check_deltas(&deltas, &message, &at);
         }
-        Err(e)
-            if REPEATED_PARAMETERS.contains(&case.name.as_str())
-                && e.contains("its arguments changed after they were sent") =>
-        {
+        Err(e) if twice && e.contains("its arguments changed after they were sent") => {
             let options = Options {
                 arguments_at_close: true,
                 ..options
@@ -1183,11 +1194,17 @@ fn stripped_regions_hold_back_every_python_space() {
 }
 
 /// A run of white space at every character boundary of every example of every shipped name
-/// (after a `}`, before a `)`, in a call's head or name, inside a marker, in content and
-/// reasoning), streamed through the adapter in 16-byte chunks: the deltas rebuild the one-shot
-/// OpenAI message. The adapter's call sketches and stripped text read such runs through what
-/// earlier chunks read (they used to read them again on every chunk); a resumption that drops
-/// or misplaces text shows here.
+/// (after a `}`, before a `)`, in a call's head or name, inside a marker or a closing tag, in
+/// content and reasoning), streamed through the adapter in 16-byte chunks: the deltas rebuild
+/// the one-shot OpenAI message. The adapter's call sketches and stripped text read such runs
+/// through what earlier chunks read (they used to read them again on every chunk); a resumption
+/// that drops or misplaces text shows here.
+///
+/// A run inside an XML call's closing tag (`</tool_ca  ll>`, `< /invoke>`) merges the call with
+/// the next one (the call pattern runs to the next whole closing tag), and when both write the
+/// same parameters the final object keeps the last values: a parameter written twice, which the
+/// strict stream cannot take back once sent (`StreamedCallChanged`, glm4_5 and minimax_m2);
+/// there the stream with `arguments_at_close` must rebuild the message.
 #[test]
 fn white_space_runs_rebuild_the_message_everywhere() {
     let mut inputs = 0;
@@ -1208,6 +1225,8 @@ fn white_space_runs_rebuild_the_message_everywhere() {
         };
         for path in files {
             let example = std::fs::read_to_string(&path).unwrap();
+            let calls = |m: &Value| m["tool_calls"].as_array().map_or(0, Vec::len);
+            let example_calls = parse_counted(&s.spec, &example, None, None).map(|m| calls(&m));
             for (k, at) in boundaries(&example).into_iter().enumerate() {
                 // Longer than the runs the scans remember (32 bytes).
                 let run = [" ", "\n", " \n"][k % 3].repeat(48);
@@ -1215,14 +1234,6 @@ fn white_space_runs_rebuild_the_message_everywhere() {
                 let Ok(one_shot) = parse_counted(&s.spec, &input, None, None) else {
                     continue;
                 };
-                if splits_a_closing_tag(&example, at) {
-                    // Known, and as on main before the white-space work: an XML call whose
-                    // closing tag the run breaks (`< /invoke>`, `</tool_ca  ll>`) makes its last
-                    // value swallow the text after it in the final message, while the stream
-                    // already sent that value's first part as a string: the strict stream fails
-                    // with StreamedCallChanged (deepseek_v3_2, glm4_5, minimax_m2).
-                    continue;
-                }
                 inputs += 1;
                 let case = StreamCase {
                     name: format!("{} at {at}", path.display()),
@@ -1239,8 +1250,10 @@ fn white_space_runs_rebuild_the_message_everywhere() {
                     last = p;
                 }
                 pieces.push(&input[last..]);
+                // Calls merged by a broken closing tag may write a parameter twice.
+                let merged = example_calls.as_ref().is_ok_and(|&n| calls(&one_shot) < n);
                 let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    check_chunking(&s, &case, &pieces, &one_shot)
+                    check_chunking_twice(&s, &case, &pieces, &one_shot, merged)
                 }));
                 if checked.is_err() {
                     failures.push(format!("{name} {}@{at}", path.display()));
@@ -1256,14 +1269,114 @@ fn white_space_runs_rebuild_the_message_everywhere() {
     );
 }
 
-/// Whether a run at `at` in `example` falls inside a closing tag (`</…>`): after its `<`,
-/// before its `>`.
-fn splits_a_closing_tag(example: &str, at: usize) -> bool {
-    let before = &example[..at];
-    match before.rfind('<') {
-        Some(lt) => {
-            before.rfind('>').is_none_or(|gt| gt < lt) && example[lt + 1..].starts_with('/')
+/// A closing tag the model breaks with a space, in each XML format where the final message then
+/// differs from the calls as written. Expected messages: `openai::parse` of the input (the
+/// one-shot conversion the conformance suite checks against transformers 5.10.4), written out.
+///
+/// - deepseek_v3_2 (`</｜DSML｜ parameter>`): the value runs on to the next closing tag and
+///   swallows the next parameter's tag, which the schema's `string="true"` rewrite then turns
+///   into `name="to">"CNY"` inside the value. The stream sends the value's characters up to
+///   that tag, the rest with the closing tag, for every chunking.
+/// - glm4_5 (`</too l_call>`) and minimax_m2 (`</i nvoke>`): the call runs on to the next
+///   call's closing tag, so the two calls are one that writes its parameters twice, and the
+///   object keeps the last values. The first values may have gone out before the second were
+///   written: a strict stream either rebuilds the message or fails with `StreamedCallChanged`
+///   (never sends deltas that disagree with it), and with `arguments_at_close` it rebuilds it.
+#[test]
+fn broken_closing_tags_stream_to_the_one_shot_message() {
+    use chatparse::ParseErrorKind;
+    let cases: [(&str, &str, &str, &str, &str); 3] = [
+        (
+            "deepseek_v3_2",
+            "USD</｜DSML｜parameter>",
+            "USD</｜DSML｜ parameter>",
+            r#"{"role":"assistant","content":"Let me fetch the latest numbers.","reasoning_content":"Two independent lookups: the stock quotes and the exchange rate.","tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_quote","arguments":"{\"symbols\":[\"BABA\",\"TCEHY\"],\"market\":\"US\"}"}},{"id":"call_1","type":"function","function":{"name":"get_exchange_rate","arguments":"{\"from\":\"USD</｜DSML｜ parameter>\\n<｜DSML｜parameter name=\\\"to\\\">\\\"CNY\\\"\"}"}}]}"#,
+            "strict",
+        ),
+        (
+            "glm4_5",
+            "</tool_call>",
+            "</too l_call>",
+            r#"{"role":"assistant","content":"I'll check both prices.","reasoning_content":"The user wants the price of two products; I can look both up at once.","tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_price","arguments":"{\"sku\":\"MS-1044\",\"currency\":\"EUR\",\"quantity\":3}"}}]}"#,
+            "twice",
+        ),
+        (
+            "minimax_m2",
+            "</invoke>",
+            "</i nvoke>",
+            r#"{"role":"assistant","content":"I'll search in both languages.","reasoning_content":"Two independent searches, one per language.","tool_calls":[{"id":"call_0","type":"function","function":{"name":"web_search","arguments":"{\"query\":\"MiniMax M2 评测\",\"lang\":\"zh\"}"}}]}"#,
+            "twice",
+        ),
+    ];
+    for (name, tag, broken, expected, how) in cases {
+        let spec = chatparse::shipped::spec(name).unwrap().unwrap();
+        let example = std::fs::read_to_string(
+            repo_root()
+                .join("examples")
+                .join(name)
+                .join("tool_calls.txt"),
+        )
+        .unwrap();
+        // The first such closing tag, broken.
+        let input = example.replacen(tag, broken, 1);
+        assert_ne!(input, example, "{name}");
+        let expected: Value = chatparse::value::from_str(expected).unwrap();
+        assert_eq!(
+            parse_counted(&spec, &input, None, None).unwrap(),
+            expected,
+            "{name}"
+        );
+        // Every split in two, one character at a time, and 16 bytes at a time.
+        let b = boundaries(&input);
+        let mut chunkings: Vec<Vec<&str>> = b
+            .iter()
+            .map(|&at| vec![&input[..at], &input[at..]])
+            .collect();
+        chunkings.push(b.windows(2).map(|w| &input[w[0]..w[1]]).collect());
+        let mut sixteen: Vec<usize> = b.iter().copied().filter(|p| p % 16 == 0).collect();
+        sixteen.push(input.len());
+        chunkings.push(sixteen.windows(2).map(|w| &input[w[0]..w[1]]).collect());
+        let mut taken_back = 0;
+        for chunks in &chunkings {
+            let at = format!("{name} {chunks:?}");
+            let run = |arguments_at_close: bool| {
+                let options = Options {
+                    arguments_at_close,
+                    ..Options::default()
+                };
+                let mut stream = DeltaStream::from_spec(
+                    &spec,
+                    None,
+                    None,
+                    options,
+                    Box::new(CounterIds::default()),
+                )
+                .unwrap();
+                let mut out = Vec::new();
+                for chunk in chunks {
+                    out.extend(stream.feed(chunk)?);
+                }
+                let (last, message) = stream.finish()?;
+                out.extend(last);
+                Ok::<_, chatparse::ParseError>((out, message))
+            };
+            match (run(false), how) {
+                (Ok((deltas, message)), _) => {
+                    assert_eq!(message, expected, "{at}");
+                    check_deltas(&deltas, &message, &at);
+                }
+                (Err(e), "twice") if matches!(e.kind, ParseErrorKind::StreamedCallChanged(_)) => {
+                    taken_back += 1;
+                }
+                (Err(e), _) => panic!("{at}: {e}"),
+            }
+            let (deltas, message) = run(true).unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert_eq!(message, expected, "{at}");
+            check_deltas(&deltas, &message, &at);
         }
-        None => false,
+        eprintln!(
+            "{name}: {taken_back} of {} strict streams taken back",
+            chunkings.len()
+        );
     }
 }

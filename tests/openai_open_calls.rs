@@ -2029,6 +2029,105 @@ fn dsml_string_values_stream_as_they_are_written() {
     );
 }
 
+/// deepseek_v3_2 on adversarial parameters: soups of `string="true"` and `string="false"`
+/// parameters whose values hold what breaks them — a closing tag with a space in it (the value
+/// then runs on to the next closing tag and swallows the next parameter's tag, which the
+/// schema's `string="true"` rewrite can turn into `name="k">"v"` inside the value), parts of
+/// tags, a parameter's tag, quotes, backslashes and line breaks — fed in random chunks (and
+/// made inputs a character at a time), checked against the schema's one-shot parse as
+/// [`stream_against_one_shot`] does: the stream never sends a value's text the rewrite changes
+/// later. A key written twice may take back a value (`StreamedCallChanged`).
+#[test]
+fn dsml_soups_stream_to_the_one_shot_parse() {
+    use support::{random_cuts, Rng};
+    const SOUPS: usize = 3000;
+    let mut rng = Rng::new(3232);
+    let spec = chatparse::shipped::spec("deepseek_v3_2").unwrap().unwrap();
+    let keys = ["a", "b", "c", "d", "g", "h", "i", "j"];
+    let pieces = [
+        "use it",
+        "x",
+        " ",
+        "\n",
+        "\"",
+        "\\",
+        "<",
+        "<b>",
+        "<｜DS",
+        "<｜DSML｜parameter",
+        "<｜DSML｜parameter name=\"e\" string=\"true\">",
+        "<｜DSML｜parameter name=\"f\" string=\"false\">",
+        "</｜DSML｜ parameter>",
+        "</｜DSML｜param",
+        "</ ｜DSML｜parameter>",
+        "1",
+        "[1, 2]",
+    ];
+    let made = [
+        "<｜DSML｜parameter name=\"a\" string=\"true\">US</｜DSML｜ parameter>\n\
+         <｜DSML｜parameter name=\"b\" string=\"true\">CNY</｜DSML｜parameter>\n",
+        "<｜DSML｜parameter name=\"a\" string=\"true\">x<｜DSML｜parameter name=\"b\" \
+         string=\"true\">y</｜DSML｜parameter>\n",
+        "<｜DSML｜parameter name=\"a\" string=\"true\">x<｜DSML｜paramete</｜DSML｜parameter>\n",
+    ];
+    let (mut fed_calls, mut errors, mut open_fragments) = (0, 0, 0);
+    for n in 0..SOUPS {
+        let mut parameters = String::new();
+        if let Some(made) = made.get(n) {
+            parameters.push_str(made);
+        } else {
+            // Distinct keys: a key written twice comes only from a piece's tag.
+            let first = rng.below(keys.len());
+            for k in 0..1 + rng.below(3) {
+                let key = keys[(first + k) % keys.len()];
+                let string = ["true", "false"][rng.below(2)];
+                parameters.push_str(&format!(
+                    "<｜DSML｜parameter name=\"{key}\" string=\"{string}\">"
+                ));
+                for _ in 0..rng.below(5) {
+                    parameters.push_str(pieces[rng.below(pieces.len())]);
+                }
+                parameters.push_str("</｜DSML｜parameter>\n");
+            }
+        }
+        let input = format!(
+            "Sure.</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n{parameters}\
+             </｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>"
+        );
+        let twice = keys
+            .iter()
+            .chain(&["e", "f"])
+            .any(|k| input.matches(&format!("name=\"{k}\"")).count() > 1);
+        let cuts = if n < made.len() {
+            support::char_boundaries(&input)[1..].to_vec()
+        } else {
+            random_cuts(&input, &mut rng)
+        };
+        match stream_against_one_shot(&spec, &input, &cuts, twice) {
+            Some(chunked) => {
+                fed_calls += chunked.fed_starts();
+                open_fragments += chunked.open_fragments();
+            }
+            None => errors += 1,
+        }
+    }
+    eprintln!(
+        "deepseek_v3_2 soups: {SOUPS}, {errors} errors, {fed_calls} calls sent by a feed, \
+         {open_fragments} argument fragments sent while their call was open"
+    );
+    let taken_back = TAKEN_BACK.get();
+    eprintln!("deepseek_v3_2 soups: {taken_back} streams failed for a key written twice");
+    assert!(
+        taken_back < SOUPS / 20,
+        "{taken_back} streams took back what they sent"
+    );
+    assert!(fed_calls > 1000, "{fed_calls} calls sent by a feed");
+    assert!(
+        open_fragments > 1000,
+        "{open_fragments} fragments while open"
+    );
+}
+
 /// Cohere's action list is one region holding every call (`<|START_ACTION|>[` … `]<|END_ACTION|>`,
 /// each call `{"tool_call_id": "N", "tool_name": "NAME", "parameters": {…}}` as the Command R7B
 /// template writes it, one per line after four spaces, `,` between). Fed a byte at a time: each

@@ -16,6 +16,14 @@
 //! parameter's text so far followed by the closing literal, and the schema's conversion of that
 //! probe must give the key and the string: the sketch never predicts what the schema would not
 //! say.
+//!
+//! A substitution of the parameters' text (deepseek_v3_2's quoting of `string="true"` values)
+//! may also rewrite inside a value: when the model breaks a closing tag (`</｜DSML｜ parameter>`),
+//! the value runs on to the next closing tag and swallows the next parameter's tag, where the
+//! rewrite then applies (`name="to" string="true">CNY` becomes `name="to">"CNY"` in the final
+//! value). Every match starts with its pattern's literal prefix (`<｜DSML｜parameter`), so the value
+//! streams only up to the first such prefix in it (or a part of one at the text's end); from a
+//! whole one on, the rest of the value goes out when the parameter closes.
 
 use super::built::BuiltArguments;
 use crate::schema::interp::{parse_node, Walk};
@@ -37,6 +45,9 @@ pub(crate) struct StringValues {
     opener: char,
     /// The literal every parameter ends with (`</parameter>`).
     closer: String,
+    /// The literal text every match of a substitution of the parameters' text starts with: a
+    /// value streams only up to the first one in it (see the module documentation).
+    rewrites: Vec<String>,
 }
 
 impl StringValues {
@@ -75,10 +86,20 @@ impl StringValues {
             not_string_starts.extend(word.chars().next());
         }
         let opener = first_literal_char(&key_value.regex.syntax_tree().root)?;
+        // A rewrite that may start anywhere (no literal prefix) could change any character
+        // already sent: such values wait for their closing tags.
+        let rewrites = arguments
+            .substitutions
+            .iter()
+            .map(|s| {
+                Some(literal_prefix(&s.pattern.regex.syntax_tree().root)).filter(|p| !p.is_empty())
+            })
+            .collect::<Option<Vec<_>>>()?;
         Some(StringValues {
             not_string_starts,
             opener,
             closer: closer.to_owned(),
+            rewrites,
         })
     }
 }
@@ -95,6 +116,34 @@ fn first_literal_char(node: &chatparse_pyre::syntax::ast::Node) -> Option<char> 
         AstNode::Group { node, .. } => first_literal_char(node),
         _ => None,
     }
+}
+
+/// The literal text every match of a pattern starts with (empty when its start is not a
+/// literal).
+fn literal_prefix(node: &chatparse_pyre::syntax::ast::Node) -> String {
+    use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
+    /// Pushes the node's literal start onto `out`; whether the whole node is literal.
+    fn prefix(node: &AstNode, out: &mut String) -> bool {
+        match node {
+            AstNode::Empty => true,
+            AstNode::Char {
+                cp,
+                fold: Fold::None,
+            } => match char::from_u32(*cp) {
+                Some(c) => {
+                    out.push(c);
+                    true
+                }
+                None => false,
+            },
+            AstNode::Concat(nodes) => nodes.iter().all(|n| prefix(n, out)),
+            AstNode::Group { node, .. } => prefix(node, out),
+            _ => false,
+        }
+    }
+    let mut out = String::new();
+    prefix(node, &mut out);
+    out
 }
 
 /// Where the open parameter's value stands.
@@ -131,13 +180,13 @@ pub(crate) struct ValueReader<'a> {
 }
 
 impl ValueReader<'_> {
-    /// Where the value's text that is surely final ends: before a closer that has arrived (then
-    /// the parameter is whole, and is read with the others), or before a tail that may still
-    /// become the closer, less the line breaks before it.
-    fn final_end(&self, from: usize, read: usize, breaks_to: usize) -> Option<usize> {
+    /// Where the value's text read from `from` may be final, as far as its closer tells:
+    /// `None` once a closer has arrived (then the parameter is whole, and is read with the
+    /// others), else the text's end less a tail that may still become the closer. No closer
+    /// ends before `read`, where the last read stopped.
+    fn closer_end(&self, from: usize, read: usize) -> Option<usize> {
         let (raw, closer) = (self.raw, self.facts.closer.as_str());
-        // A closer ending after `from` (the parameter's own: the one before it ends at `at`);
-        // none ends before `read`, where the last read stopped.
+        // A closer ending after `from` (the parameter's own: the one before it ends at `at`).
         let window = from.max(read).saturating_sub(closer.len() - 1).max(self.at);
         let window = (window..=raw.len()).find(|&i| raw.is_char_boundary(i))?;
         if raw.get(window..)?.contains(closer) {
@@ -148,15 +197,49 @@ impl ValueReader<'_> {
             .filter(|&k| closer.is_char_boundary(k))
             .find(|&k| raw.ends_with(&closer[..k]))
             .unwrap_or(0);
-        let mut end = raw.len() - held;
-        while end > from && matches!(raw.as_bytes()[end - 1], b'\r' | b'\n') {
+        Some(raw.len() - held)
+    }
+
+    /// `end` less the line breaks before it that run back to `from` or beyond (the pattern
+    /// may drop a `\r?\n` before the closer): `breaks_to` is where the line breaks that run
+    /// from `from` end, read before, so a flood of them is not walked again.
+    fn trim_breaks(&self, from: usize, mut end: usize, breaks_to: usize) -> usize {
+        while end > from && matches!(self.raw.as_bytes()[end - 1], b'\r' | b'\n') {
             if end == breaks_to {
                 // Line breaks from `from` on, read before.
-                return Some(from);
+                return from;
             }
             end -= 1;
         }
-        Some(end)
+        end
+    }
+
+    /// Where a rewrite of the parameters' text may start in the value's text from `from` on
+    /// (the text's end when none may), and whether one surely can (a whole literal prefix: the
+    /// rest waits for the closer). Whole prefixes ending before `read` were looked for before.
+    fn rewrite_cut(&self, from: usize, read: usize) -> (usize, bool) {
+        let raw = self.raw;
+        let (mut cut, mut whole) = (raw.len(), false);
+        for prefix in &self.facts.rewrites {
+            let search = from.max(read.saturating_sub(prefix.len() - 1));
+            let search = (search..=raw.len())
+                .find(|&i| raw.is_char_boundary(i))
+                .unwrap_or(raw.len());
+            if let Some(i) = raw[search..].find(prefix.as_str()) {
+                cut = cut.min(search + i);
+                whole = true;
+                continue;
+            }
+            // A part of one at the end, which the next text may complete.
+            let part = (1..prefix.len())
+                .rev()
+                .filter(|&k| prefix.is_char_boundary(k))
+                .find(|&k| raw.ends_with(&prefix[..k]) && raw.len() - k >= from);
+            if let Some(k) = part {
+                cut = cut.min(raw.len() - k);
+            }
+        }
+        (cut, whole)
     }
 
     /// Decides an undecided value: `built` holds the arguments' text of the parameters before
@@ -168,9 +251,10 @@ impl ValueReader<'_> {
         if tail.len() > UNDECIDED_LIMIT {
             return OpenValue::NotString;
         }
-        let Some(end) = self.final_end(self.at, 0, self.at) else {
+        let Some(end) = self.closer_end(self.at, 0) else {
             return OpenValue::Undecided;
         };
+        let end = self.trim_breaks(self.at, end, self.at);
         let Some(written) = self.raw.get(self.at..end) else {
             return OpenValue::NotString;
         };
@@ -227,8 +311,19 @@ impl ValueReader<'_> {
         if object.len() != 1 || built.has_key(key) || converted.as_str() != value {
             return OpenValue::NotString;
         }
+        // The value's own tag starts with a rewrite's prefix: look in the value only.
+        let value_at = self.at + value_start;
+        let (cut, rewrites) = self.rewrite_cut(value_at, 0);
+        let end = if cut < end {
+            self.trim_breaks(value_at, cut, value_at)
+        } else {
+            end
+        };
         built.open_value(&format!("{}:\"", Value::String(key.clone())));
-        built.push_value(value);
+        built.push_value(&self.raw[value_at..end]);
+        if rewrites {
+            return OpenValue::NotString;
+        }
         self.streaming(end, end)
     }
 
@@ -246,19 +341,25 @@ impl ValueReader<'_> {
             read,
             breaks_to,
         };
-        let Some(end) = self.final_end(sent_to, read, breaks_to) else {
+        let Some(end) = self.closer_end(sent_to, read) else {
             return unchanged;
         };
+        let (cut, rewrites) = self.rewrite_cut(sent_to, read);
+        let end = self.trim_breaks(sent_to, end.min(cut), breaks_to);
+        if end > sent_to {
+            let Some(more) = self.raw.get(sent_to..end) else {
+                return unchanged;
+            };
+            built.push_value(more);
+        }
+        if rewrites {
+            // What follows may be rewritten: the rest goes out with the closed parameter.
+            return OpenValue::NotString;
+        }
         if end <= sent_to {
             return self.streaming(sent_to, breaks_to);
         }
-        match self.raw.get(sent_to..end) {
-            Some(more) => {
-                built.push_value(more);
-                self.streaming(end, end)
-            }
-            None => unchanged,
-        }
+        self.streaming(end, end)
     }
 
     /// Streaming, sent up to `sent_to`, having read the text so far: the line breaks that run

@@ -542,7 +542,10 @@ fn converts_by_entry(arguments: &Node) -> bool {
 /// the key-value pattern's `"[^>]*>` ends the tag too; its value then ends at the first
 /// `</｜DSML｜parameter>` (nothing follows the lazy `*?` but that literal), as the key-value
 /// pattern's `.*?` does. So every match is one whole key-value match, of text the parameter's
-/// closing tag has already ended.
+/// closing tag has already ended — or, when a broken closing tag (`</｜DSML｜ parameter>`) let a
+/// value swallow the next parameter's tag, a match starting at that tag inside the value and
+/// ending at the value's own closing tag: still text that tag has ended, but the open value's
+/// characters from that tag on are not final (`open_value`: they wait for the closing tag).
 const DSML_STRING_PARAMETER: &str = r#"(<｜DSML｜parameter\s+name="[^"]*")\s+string="true"\s*>([^"\\\x00-\x1f]*?)</｜DSML｜parameter>"#;
 const DSML_STRING_REPLACEMENT: &str = r#"\1>"\2"</｜DSML｜parameter>"#;
 
