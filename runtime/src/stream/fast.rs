@@ -13,6 +13,13 @@
 //!   is a lazy DFA (states built as visited, cache owned by the parser), so that a Unicode class
 //!   in a delimiter costs nothing at load time.
 //!
+//! While text is held, `pos` stays put and every feed asks again about a longer `buffer[pos..]`;
+//! a held run that keeps growing (white space under `\s*<|im_end|>`) made each of these tests
+//! read the whole run per feed, quadratic in its length (issue 21). So a verdict keeps what it
+//! read ([`VerdictMemo`]): the byte scans look at the new bytes only, and the hold's start is
+//! carried forward by a forward DFA of the same language (`stream::resume::Prefixes`; the
+//! backwards search runs only from just past a start that stopped being one).
+//!
 //! Each test is exact, not a heuristic: when it applies, the result is the one the full search
 //! (`scan`) would give. A delimiter that can match the empty string disables the fast path of the
 //! states that watch it.
