@@ -10,7 +10,10 @@
 //! - literals: no occurrence in what was read, so one must end in the new bytes;
 //! - patterns without look-around: an unanchored forward DFA says whether any complete match
 //!   exists (`Unmatched`; when one does, the full search runs and finds it, as before), and the
-//!   leftmost partial match is carried forward (`Prefixes`, see `stream::resume`).
+//!   leftmost partial match is carried forward (`Prefixes`, see `stream::resume`). The first
+//!   search from a position is the regex crate's (its prefilters are faster than stepping a DFA
+//!   byte by byte, and a one-shot parse searches from each position once); the DFA starts on
+//!   the second.
 //!
 //! The answers are the full searches' ([`Delim::search_resumed`]'s property test compares them).
 
@@ -25,6 +28,10 @@ use regex_automata::hybrid::dfa::Cache;
 pub(crate) struct SearchMemo {
     /// Literals: none occurs in `buffer[from..read]`, as `(from, read)`.
     clear: Option<(usize, usize)>,
+    /// Patterns: the position whose full search found no complete match last time. The DFA
+    /// starts only on a second search from the same position: a one-shot parse, which searches
+    /// from each position once, pays for the regex search alone, as before.
+    searched: Option<usize>,
     /// Patterns: no complete match from a position, and the DFA's state.
     unmatched: Option<NoMatch>,
     /// Patterns: the leftmost partial match found last, carried forward.
@@ -82,6 +89,11 @@ fn pattern(p: &Pattern, hay: &str, pos: usize, partial: bool, memo: &mut SearchM
     if pos > len {
         return Search::None;
     }
+    if memo.searched != Some(pos) {
+        let result = p.search(hay, pos, partial);
+        memo.searched = (!matches!(result, Search::Full(_))).then_some(pos);
+        return result;
+    }
     let cache = memo
         .full_cache
         .get_or_insert_with(|| unmatched.create_cache());
@@ -89,7 +101,10 @@ fn pattern(p: &Pattern, hay: &str, pos: usize, partial: bool, memo: &mut SearchM
         Ok(Some(none)) => Some(none),
         // A complete match (or the DFA gave up): the full search finds it, once, since the
         // parser then commits it or holds it for at most the match's own growth.
-        Ok(None) | Err(_) => return p.search(hay, pos, partial),
+        Ok(None) | Err(_) => {
+            memo.searched = None;
+            return p.search(hay, pos, partial);
+        }
     };
     if !partial {
         return Search::None;
