@@ -13,6 +13,13 @@
 //!   is a lazy DFA (states built as visited, cache owned by the parser), so that a Unicode class
 //!   in a delimiter costs nothing at load time.
 //!
+//! While text is held, `pos` stays put and every feed asks again about a longer `buffer[pos..]`;
+//! a held run that keeps growing (white space under `\s*<|im_end|>`) made each of these tests
+//! read the whole run per feed, quadratic in its length (issue 21). So a verdict keeps what it
+//! read ([`VerdictMemo`]): the byte scans look at the new bytes only, and the hold's start is
+//! carried forward by a forward DFA of the same language (`stream::resume::Prefixes`; the
+//! backwards search runs only from just past a start that stopped being one).
+//!
 //! Each test is exact, not a heuristic: when it applies, the result is the one the full search
 //! (`scan`) would give. A delimiter that can match the empty string disables the fast path of the
 //! states that watch it.
@@ -21,6 +28,8 @@ use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::nfa::thompson;
 use regex_automata::{Anchored, Input, MatchKind};
 use regex_syntax::hir::{Class, Hir, HirKind};
+
+use super::resume::{GaveUp, Leftmost, Prefixes};
 
 /// A set of bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -229,9 +238,40 @@ pub(crate) struct StateFilter {
     first: Scan,
     required: Option<Scan>,
     hold: Option<DFA>,
+    /// The partial-match language forwards, to carry the hold's start across feeds (`None`:
+    /// a delimiter has look-around; every verdict then searches back from the end).
+    prefixes: Option<Prefixes>,
+}
+
+/// What the last verdicts of one state read, so that the next one (same `pos`, a longer
+/// buffer) reads only the new bytes: the parser feeds held text (a run of white space before
+/// `<|im_end|>`) without moving `pos`, and re-reading it per feed was quadratic (issue 21).
+/// Kept per state by the parser, next to the DFA caches; the buffer only grows, so what was
+/// read of it stays true.
+#[derive(Debug, Default)]
+pub(crate) struct VerdictMemo {
+    /// The `pos` these facts are about (`None`: nothing read yet).
+    from: Option<usize>,
+    /// The buffer length read to.
+    read: usize,
+    /// A first byte is in `buffer[from..read]`.
+    first: bool,
+    /// A required byte is in `buffer[from..read]`.
+    required: bool,
+    /// The hold found at `read`, with the forward state to carry it on.
+    hold: Option<Leftmost>,
+}
+
+/// A state's DFA caches, made on first use, and its memo.
+#[derive(Debug, Default)]
+pub(crate) struct FilterScratch {
+    reverse: Option<Cache>,
+    forward: Option<Cache>,
+    memo: VerdictMemo,
 }
 
 /// What the fast path decided for the unrouted text `buffer[pos..]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// No delimiter can match; route `buffer[pos..hold]` and hold back the rest.
     Route { hold: usize },
@@ -267,21 +307,88 @@ impl StateFilter {
             both.union(&first);
             both != r
         });
+        let partial = Hir::alternation(partials);
         let hold = if useful {
-            hold_dfa(Hir::alternation(partials))
+            hold_dfa(partial.clone())
         } else {
             None
         };
+        let prefixes = hold.as_ref().and_then(|_| Prefixes::new(&partial));
         Some(StateFilter {
             first: Scan::new(first),
             required: required.map(Scan::new),
             hold,
+            prefixes,
         })
     }
 
-    /// The verdict on `buffer[pos..]`; `cache` is this state's DFA cache in the parser.
-    #[inline]
-    pub(crate) fn verdict(&self, buffer: &str, pos: usize, cache: &mut Option<Cache>) -> Verdict {
+    /// The verdict on `buffer[pos..]`; `scratch` is this state's caches and memo in the parser.
+    /// The same as [`StateFilter::verdict_afresh`]; it reads only what the memo has not (see
+    /// [`VerdictMemo`]).
+    pub(crate) fn verdict(&self, buffer: &str, pos: usize, scratch: &mut FilterScratch) -> Verdict {
+        let len = buffer.len();
+        let bytes = buffer.as_bytes();
+        if pos > len {
+            return Verdict::Search;
+        }
+        let memo = &mut scratch.memo;
+        if memo.from != Some(pos) || memo.read > len {
+            *memo = carried(memo, pos, len);
+        }
+        let new = bytes.get(memo.read..len).unwrap_or_default();
+        memo.read = len;
+        memo.first = memo.first || self.first.any_in(new);
+        if !memo.first {
+            // No partial match to carry: it would start with a first byte.
+            memo.hold = None;
+            return Verdict::Route { hold: len };
+        }
+        let (Some(required), Some(dfa)) = (&self.required, &self.hold) else {
+            memo.hold = None;
+            return Verdict::Search;
+        };
+        memo.required = memo.required || required.any_in(new);
+        if memo.required {
+            return Verdict::Search;
+        }
+        let rev = scratch.reverse.get_or_insert_with(|| dfa.create_cache());
+        let mut search = |lower: usize| {
+            let input = Input::new(buffer).range(lower..len).anchored(Anchored::Yes);
+            match dfa.try_search_rev(rev, &input) {
+                Ok(m) => Ok(m.map(|m| m.offset())),
+                Err(_) => Err(GaveUp),
+            }
+        };
+        let found = match &self.prefixes {
+            Some(prefixes) => {
+                let fwd = scratch
+                    .forward
+                    .get_or_insert_with(|| prefixes.create_cache());
+                prefixes.leftmost(fwd, bytes, pos, memo.hold, search)
+            }
+            None => search(pos).map(|start| Leftmost::untracked(pos, start.unwrap_or(len))),
+        };
+        match found {
+            Ok(hold) => {
+                memo.hold = Some(hold);
+                Verdict::Route { hold: hold.start }
+            }
+            Err(GaveUp) => {
+                memo.hold = None;
+                Verdict::Search
+            }
+        }
+    }
+
+    /// The verdict on `buffer[pos..]` read whole, as before the memo: what
+    /// [`StateFilter::verdict`] must answer (the property tests compare them).
+    #[cfg(test)]
+    pub(crate) fn verdict_afresh(
+        &self,
+        buffer: &str,
+        pos: usize,
+        cache: &mut Option<Cache>,
+    ) -> Verdict {
         let len = buffer.len();
         let Some(rest) = buffer.as_bytes().get(pos..) else {
             return Verdict::Search;
@@ -302,6 +409,33 @@ impl StateFilter {
             Ok(None) => Verdict::Route { hold: len },
             Err(_) => Verdict::Search,
         }
+    }
+}
+
+/// The memo for `pos`, from one for an earlier `pos` when it carries over: the parser moves
+/// `pos` to the hold a verdict returned, and then what was read past it stays true (no required
+/// byte; a first byte, the hold's own, unless nothing is left; the same hold). Otherwise empty.
+fn carried(memo: &VerdictMemo, pos: usize, len: usize) -> VerdictMemo {
+    match memo.hold {
+        Some(hold)
+            if memo.from.is_some_and(|f| f <= pos)
+                && hold.start == pos
+                && !memo.required
+                && memo.read <= len =>
+        {
+            VerdictMemo {
+                from: Some(pos),
+                read: memo.read,
+                first: pos < memo.read,
+                required: false,
+                hold: Some(hold),
+            }
+        }
+        _ => VerdictMemo {
+            from: Some(pos),
+            read: pos,
+            ..VerdictMemo::default()
+        },
     }
 }
 
@@ -358,5 +492,122 @@ mod tests {
         assert!(required_bytes(&hir(r"a*")).is_none());
         let req = required_bytes(&hir(r"x+(?:ab|cd)")).unwrap();
         assert!(req.contains(b'x') || (req.contains(b'a') && req.contains(b'c')));
+    }
+
+    /// The filter of a state watching these patterns.
+    fn filter(patterns: &[&str]) -> StateFilter {
+        let facts: Vec<DelimFacts> = patterns
+            .iter()
+            .map(|p| {
+                let h = hir(p);
+                let (first, nullable) = first_bytes(&h);
+                DelimFacts {
+                    first: (!nullable).then_some(first),
+                    required: required_bytes(&h),
+                    partial: crate::template::delim::reads_at_end(&h).unwrap(),
+                }
+            })
+            .collect();
+        StateFilter::new(&facts).unwrap()
+    }
+
+    /// Delimiter sets: qwen3's implicit state and qwen3_5's call close (the white-space runs
+    /// of issue 21), languages whose candidates die while later ones live, one with
+    /// look-around (no forward DFA: every verdict searches back).
+    const SETS: &[&[&str]] = &[
+        &[
+            "<think>",
+            r"\s*<tool_call>",
+            r"\s*(?:<\|im_end\|>|<\|endoftext\|>|<\|eot_id\|>)",
+        ],
+        &[r"</function>\s*</tool_call>"],
+        &[r"[ab]*c", r"\s+x"],
+        &[r"(?:ab)*c", r"x{0,3}y", r"a+\s*b"],
+        &[r"a\Bbc", r"\s*z"],
+    ];
+
+    const PIECES: &[&str] = &[
+        " ",
+        "  ",
+        "\n",
+        "\u{2028}",
+        "\u{a0}",
+        "<",
+        "<|im_e",
+        "<|eot",
+        "_id|>",
+        "</function>",
+        "</tool_call>",
+        "<tool",
+        "a",
+        "b",
+        "ab",
+        "c",
+        "x",
+        "y",
+        "z",
+        "é",
+        "q",
+    ];
+
+    /// `pos` moves as the parser moves it: to the hold a verdict routes up to, or (a full
+    /// search that committed something) anywhere ahead.
+    fn walk(set: usize, pieces: &[(usize, u8, proptest::sample::Index)]) {
+        let f = filter(SETS[set]);
+        let mut scratch = FilterScratch::default();
+        let mut fresh = None;
+        let mut buffer = String::new();
+        let mut pos = 0;
+        for (piece, jump, to) in pieces {
+            buffer.push_str(PIECES[*piece]);
+            if *jump == 0 {
+                let bounds: Vec<usize> = (pos..=buffer.len())
+                    .filter(|&i| buffer.is_char_boundary(i))
+                    .collect();
+                pos = bounds[to.index(bounds.len())];
+            }
+            let resumed = f.verdict(&buffer, pos, &mut scratch);
+            let whole = f.verdict_afresh(&buffer, pos, &mut fresh);
+            assert_eq!(resumed, whole, "{buffer:?} from {pos}");
+            if let Verdict::Route { hold } = resumed {
+                pos = pos.max(hold);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// A verdict that resumes from its memo after arbitrary appends (and moves of `pos`)
+        /// equals a fresh verdict on the whole buffer.
+        #[test]
+        fn resumed_verdict_is_whole_verdict(
+            set in 0..SETS.len(),
+            pieces in proptest::collection::vec(
+                (0..PIECES.len(), 0u8..8, proptest::prelude::any::<proptest::sample::Index>()),
+                0..40,
+            ),
+        ) {
+            walk(set, &pieces);
+        }
+    }
+
+    #[test]
+    fn a_long_white_space_run_is_held_from_its_start() {
+        let f = filter(SETS[0]);
+        let mut scratch = FilterScratch::default();
+        let mut buffer = "Done.".to_owned();
+        assert_eq!(
+            f.verdict(&buffer, 0, &mut scratch),
+            Verdict::Route { hold: 5 }
+        );
+        for _ in 0..1000 {
+            buffer.push_str("\n ");
+            assert_eq!(
+                f.verdict(&buffer, 5, &mut scratch),
+                Verdict::Route { hold: 5 }
+            );
+        }
+        buffer.push_str("<|im_e");
+        assert_eq!(f.verdict(&buffer, 5, &mut scratch), Verdict::Search);
     }
 }

@@ -39,6 +39,7 @@ pub(crate) mod brackets;
 mod events;
 pub(crate) mod fast;
 pub(crate) mod raw;
+pub(crate) mod resume;
 pub(crate) mod spaces;
 
 use crate::value::Value;

@@ -24,6 +24,7 @@ use regex_syntax::hir::{Hir, HirKind, Look, Repetition};
 
 use crate::pyre::{PyRegex, Translation};
 use crate::stream::fast::{first_bytes, literal_prefixes, required_bytes, ByteSet, DelimFacts};
+use crate::stream::resume::{Prefixes, Unmatched};
 
 /// Compiled-program size limit (as `pyre` uses for its own engines).
 const SIZE_LIMIT: usize = 256 << 20;
@@ -112,7 +113,20 @@ impl Literals {
     /// The reference's partial search: complete match first, else the leftmost start whose tail
     /// is a proper prefix of some literal.
     pub(crate) fn search(&self, hay: &str, pos: usize, partial: bool) -> Search {
-        if let Some((start, end)) = self.find(hay, pos) {
+        self.search_skipping(hay, pos, pos, partial)
+    }
+
+    /// [`Literals::search`] when no literal occurs in `hay[pos..read]` (known from an earlier
+    /// search): a match must end past `read`, so the search for one starts where the longest
+    /// literal would have to.
+    pub(crate) fn search_after(&self, hay: &str, pos: usize, read: usize, partial: bool) -> Search {
+        let longest = self.ordered.iter().map(String::len).max().unwrap_or(0);
+        let skip = (read + 1).saturating_sub(longest).max(pos);
+        self.search_skipping(hay, pos, skip, partial)
+    }
+
+    fn search_skipping(&self, hay: &str, pos: usize, skip: usize, partial: bool) -> Search {
+        if let Some((start, end)) = self.find(hay, skip) {
             return Search::Full(Found {
                 start,
                 end,
@@ -217,6 +231,9 @@ pub(crate) struct Pattern {
     partial: regex::Regex,
     translation: Translation,
     facts: DelimFacts,
+    /// The forward DFAs that let a search resume across feeds (`template::resume`); `None`
+    /// with look-around.
+    pub(crate) resumable: Option<(Unmatched, Prefixes)>,
 }
 
 impl Pattern {
@@ -253,6 +270,7 @@ impl Pattern {
             required: required_bytes(&hir),
             partial: q.clone(),
         };
+        let resumable = Unmatched::new(&hir).zip(Prefixes::new(&q));
         let partial_hir = Hir::concat(vec![q, Hir::look(Look::End)]);
         let full = build(&translation.rust_pattern).map_err(|e| refuse("does not compile", &e))?;
         let partial =
@@ -262,6 +280,7 @@ impl Pattern {
             partial,
             translation,
             facts,
+            resumable,
         })
     }
 

@@ -60,6 +60,7 @@
 mod content;
 pub(crate) mod delim;
 mod parser;
+mod resume;
 
 pub use parser::StreamParser;
 

@@ -8,10 +8,11 @@ use crate::value::{Map, Value};
 
 use super::content::{process_field, ToolParams};
 use super::delim::{Found, Search};
+use super::resume::SearchMemo;
 use super::{Delim, ResponseTemplate};
 use crate::error::{ParseError, ParseErrorKind};
 use crate::py::python_type;
-use crate::stream::fast::Verdict;
+use crate::stream::fast::{FilterScratch, Verdict};
 use crate::stream::raw::{span, text_run, FieldNames, Pending, RawEvent};
 use crate::stream::{Event, TextRun};
 
@@ -106,8 +107,10 @@ pub struct StreamParser<'t> {
     /// The raw events of the current `feed` (the allocation is reused), and whether a call
     /// failed.
     pending: Pending,
-    /// The fast path's DFA caches, one per state filter (made on first use).
-    dfa_caches: Vec<Option<regex_automata::hybrid::dfa::Cache>>,
+    /// The fast path's DFA caches and memos, one per state filter.
+    filter_scratch: Vec<FilterScratch>,
+    /// What each delimiter's searches read, across feeds (indexed like `cache`).
+    memos: Vec<SearchMemo>,
 }
 
 impl<'t> StreamParser<'t> {
@@ -148,7 +151,10 @@ impl<'t> StreamParser<'t> {
             cache: vec![None; template.fields.len() * 2],
             partial_cache: vec![None; template.fields.len() * 2],
             pending: Pending::default(),
-            dfa_caches: Vec::new(),
+            filter_scratch: Vec::new(),
+            memos: std::iter::repeat_with(SearchMemo::default)
+                .take(template.fields.len() * 2)
+                .collect(),
         };
         if !prefix.is_empty() {
             let truncated = template.truncate_past_last_anchor(prefix);
@@ -360,11 +366,12 @@ impl<'t> StreamParser<'t> {
             .filter(|&c| Some(c) != template.implicit)
             .unwrap_or(template.fields.len());
         let filter = template.filters.get(state)?.as_ref()?;
-        if self.dfa_caches.len() <= state {
-            self.dfa_caches.resize_with(template.filters.len(), || None);
+        if self.filter_scratch.len() <= state {
+            self.filter_scratch
+                .resize_with(template.filters.len(), FilterScratch::default);
         }
-        let cache = self.dfa_caches.get_mut(state)?;
-        let Verdict::Route { hold } = filter.verdict(&self.buffer, self.pos, cache) else {
+        let scratch = self.filter_scratch.get_mut(state)?;
+        let Verdict::Route { hold } = filter.verdict(&self.buffer, self.pos, scratch) else {
             return None;
         };
         let a = self.pos;
@@ -539,10 +546,9 @@ impl<'t> StreamParser<'t> {
             Kind::Open => f.open.as_ref(),
             Kind::Close => f.close.as_ref(),
         });
-        let result = match delim {
-            None => Search::None,
-            Some(Delim::Literals(l)) => l.search(&self.buffer, pos, !eos),
-            Some(Delim::Pattern(p)) => p.search(&self.buffer, pos, !eos),
+        let result = match (delim, self.memos.get_mut(slot)) {
+            (Some(delim), Some(memo)) => delim.search_resumed(&self.buffer, pos, !eos, memo),
+            _ => Search::None,
         };
         if let Some(slot) = self.cache.get_mut(slot) {
             *slot = Some(Cached {
