@@ -1,6 +1,8 @@
 //! Probe conversations: a system and a user message, then one controlled assistant message,
 //! rendered with the real template; the assistant's turn is what follows the generation prompt.
 
+use std::cell::RefCell;
+
 use chatparse_runtime::{json, Map, Value};
 
 use crate::render::{json_dumps, ChatTemplate};
@@ -54,6 +56,24 @@ pub struct Prober {
     pub args_string: bool,
     /// Call ids: `call{index:05}`, or Kimi-style `functions.{name}:{index}`.
     pub functions_ids: bool,
+    /// Every rendering made so far, by what it was given.
+    renderings: RefCell<Vec<Rendering>>,
+}
+
+/// One rendering of the template and what it was given.
+///
+/// Why keep them: a derivation renders a few dozen probes, and most of their generation
+/// prompts (and some whole conversations, when a variable or key tried makes no difference)
+/// are renderings already made. A rendering is a function of its inputs (the clock is fixed, and
+/// minijinja has no randomness), so the kept answer, an error included, is the answer. Renderings
+/// are most of a derivation's time; comparing a probe's few small values is not.
+#[derive(Debug)]
+struct Rendering {
+    messages: Vec<Value>,
+    tools: Vec<String>,
+    add_generation_prompt: bool,
+    vars: Map,
+    text: Result<String, String>,
 }
 
 /// The id of the `i`-th call of a probe.
@@ -74,7 +94,48 @@ impl Prober {
             empty_content: None,
             args_string: false,
             functions_ids: false,
+            renderings: RefCell::default(),
         }
+    }
+
+    /// The template's rendering of `messages` with the probe tools `names` and `vars`: the
+    /// kept one if this was rendered before (see [`Rendering`]).
+    fn render(
+        &self,
+        messages: &[Value],
+        names: &[&str],
+        add_generation_prompt: bool,
+        vars: &Map,
+    ) -> Result<String, String> {
+        // The probes' messages differ in the last one (the assistant's), so it is compared
+        // first.
+        let same = |r: &&Rendering| {
+            r.add_generation_prompt == add_generation_prompt
+                && r.tools.iter().map(String::as_str).eq(names.iter().copied())
+                && r.messages.len() == messages.len()
+                && r.messages.iter().rev().eq(messages.iter().rev())
+                && r.vars == *vars
+        };
+        if let Some(r) = self.renderings.borrow().iter().find(same) {
+            return r.text.clone();
+        }
+        let text = self
+            .template
+            .apply(
+                messages,
+                Some(&Self::tools(names)),
+                add_generation_prompt,
+                vars,
+            )
+            .map_err(|e| e.to_string());
+        self.renderings.borrow_mut().push(Rendering {
+            messages: messages.to_vec(),
+            tools: names.iter().map(|&n| n.to_owned()).collect(),
+            add_generation_prompt,
+            vars: vars.clone(),
+            text: text.clone(),
+        });
+        text
     }
 
     fn tools(names: &[&str]) -> Vec<Value> {
@@ -132,20 +193,13 @@ impl Prober {
                 names.push(&c.name);
             }
         }
-        let tools = Self::tools(&names);
         let messages = vec![
             json!({"role": "system", "content": "You are a probe."}),
             json!({"role": "user", "content": "Probe question?"}),
             self.assistant(m),
         ];
-        let full = self
-            .template
-            .apply(&messages, Some(&tools), false, &self.vars)
-            .map_err(|e| e.to_string())?;
-        let prompt = self
-            .template
-            .apply(&messages[..2], Some(&tools), true, &self.vars)
-            .map_err(|e| e.to_string())?;
+        let full = self.render(&messages, &names, false, &self.vars)?;
+        let prompt = self.render(&messages[..2], &names, true, &self.vars)?;
         let mut n = super::text::marker_prefix(&full, &prompt).len();
         // A prompt that is no prefix of the full rendering (e.g. a system prompt moved into the
         // last user turn): cut after what follows the last user message in both.
@@ -170,8 +224,6 @@ impl Prober {
             json!({"role": "system", "content": "You are a probe."}),
             json!({"role": "user", "content": "Probe question?"}),
         ];
-        self.template
-            .apply(&messages, Some(&Self::tools(&["fnalpha"])), true, &all)
-            .map_err(|e| e.to_string())
+        self.render(&messages, &["fnalpha"], true, &all)
     }
 }
