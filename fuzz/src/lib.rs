@@ -129,10 +129,32 @@ pub fn agree(a: &Result<Value, ParseError>, b: &Result<Value, ParseError>) -> bo
     }
 }
 
+/// [`agree`], and where both fail, the same error: the same kind, at the same schema pointer.
+/// The interpreter and the generated parser run the same steps, so they fail alike (a stream's
+/// error may come from another step: [`agree`] there).
+///
+/// Positions are not compared: the generated parser borrows a pattern's named groups from the
+/// output, so its positions are exact, while the interpreter copies them into a dict and finds
+/// an error's place by its text — the first occurrence in the output, or none for an empty text
+/// (`x[TOOL_CALLS]x` with mistral_nemo: the generated parser says 13, the interpreter 0). A
+/// known gap of the interpreter, found by comparing them here.
+pub fn agree_in_kind(a: &Result<Value, ParseError>, b: &Result<Value, ParseError>) -> bool {
+    match (a, b) {
+        (Err(x), Err(y)) => {
+            std::mem::discriminant(&x.kind) == std::mem::discriminant(&y.kind)
+                && x.pointer == y.pointer
+        }
+        _ => agree(a, b),
+    }
+}
+
 /// A result for a panic message.
 pub fn show(r: &Result<Value, ParseError>) -> String {
     match r {
         Ok(v) => v.to_string(),
-        Err(e) => format!("error: {e}"),
+        Err(e) => format!(
+            "error: {e} (pointer {}, position {:?})",
+            e.pointer, e.position
+        ),
     }
 }
