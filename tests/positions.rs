@@ -172,23 +172,28 @@ fn generated_errors_say_what_and_where_the_interpreter_does() {
     );
 }
 
-/// The generated parser places a JSON error in the group it came from, not at an earlier copy of
-/// the same text: in `x[TOOL_CALLS]x` the calls' JSON `x` starts at byte 13 (after the
-/// 12-byte marker at 1), though an `x` comes first at 0; in `[TOOL_CALLS]` the calls' JSON is
-/// empty, at the end (12). (The interpreter copies named groups and finds the text instead: 0 and
-/// no position — a known gap, see `agree_in_kind` in `fuzz/src/lib.rs`.)
+/// Both back ends place a JSON error in the group it came from, not at an earlier copy of the
+/// same text: in `x[TOOL_CALLS]x` the calls' JSON `x` starts at byte 13 (after the 12-byte
+/// marker at 1), though an `x` comes first at 0; in `[TOOL_CALLS]` the calls' JSON is empty, at
+/// the end (12). The interpreter copies named groups into a dict (as the reference's
+/// `groupdict()`) and placed such errors by their text: at 0, and nowhere.
 #[test]
-fn generated_errors_are_placed_in_their_group() {
+fn errors_are_placed_in_their_group() {
     for name in ["mistral_nemo", "mistral_small_3_1"] {
+        let spec = chatparse::shipped::spec(name).unwrap().unwrap();
         let generated = chatparse::models::parse_value_fn(name).unwrap();
         for (input, offset) in [("x[TOOL_CALLS]x", 13), ("[TOOL_CALLS]", 12)] {
-            let err = generated(input).unwrap_err();
-            assert_eq!(err.pointer, "/properties/tool_calls", "{name} {input:?}");
-            assert_eq!(
-                err.position.map(|p| p.offset),
-                Some(offset),
-                "{name} {input:?}: {err}"
-            );
+            for (backend, err) in [
+                ("interpreter", spec.parse(input).unwrap_err()),
+                ("generated", generated(input).unwrap_err()),
+            ] {
+                assert_eq!(err.pointer, "/properties/tool_calls", "{name} {input:?}");
+                assert_eq!(
+                    err.position.map(|p| p.offset),
+                    Some(offset),
+                    "{name} {backend} {input:?}: {err}"
+                );
+            }
         }
     }
 }

@@ -134,10 +134,12 @@ pub fn agree(a: &Result<Value, ParseError>, b: &Result<Value, ParseError>) -> bo
 /// error may come from another step: [`agree`] there).
 ///
 /// Positions are not compared: the generated parser borrows a pattern's named groups from the
-/// output, so its positions are exact, while the interpreter copies them into a dict and finds
-/// an error's place by its text — the first occurrence in the output, or none for an empty text
-/// (`x[TOOL_CALLS]x` with mistral_nemo: the generated parser says 13, the interpreter 0). A
-/// known gap of the interpreter, found by comparing them here.
+/// output, so its positions are exact, while the interpreter copies them into a dict (as the
+/// reference's `groupdict()`). It places an error in the property's group when the error's text
+/// is that whole group (`x[TOOL_CALLS]x` with mistral_nemo: 13, `tests/positions.rs`), but an
+/// error in a part of it — found by the property's own pattern — by its text: the first
+/// occurrence in the output (`\0<tool_calls>\0` with apriel: the generated parser says 13, the
+/// interpreter 0). A known gap of the interpreter, found by comparing them here.
 pub fn agree_in_kind(a: &Result<Value, ParseError>, b: &Result<Value, ParseError>) -> bool {
     match (a, b) {
         (Err(x), Err(y)) => {

@@ -366,6 +366,17 @@ impl ParseError {
         self
     }
 
+    /// Anchors the error in `value` (a slice of the output) when it was found in a copy of all
+    /// of `value`: the same byte of the copy, now in the output. Else unchanged.
+    pub(crate) fn placed_in(mut self, value: &str) -> Self {
+        if let Some(anchor) = &mut self.anchor {
+            if anchor.snippet == value {
+                anchor.address = value.as_ptr() as usize + anchor.at;
+            }
+        }
+        self
+    }
+
     /// Resolves where the error is against the whole `output` the parse was given: an error
     /// found inside a slice of `output` gets its [`Position`] there. Entry points call it on
     /// their input; it is idempotent.

@@ -636,9 +636,49 @@ pub(crate) fn parse_node(
         )?;
     }
     match regex_stages(node, &text)? {
-        Some(content) => after_regex_caught(node, content, walk, catch),
+        Some(content) => after_regex_caught(node, content, walk, catch)
+            .map_err(|e| placed_in_group(node, &text, e)),
         None => Ok(Value::Null),
     }
+}
+
+/// An error from a property whose value was a named group of `node`'s `x-regex`, placed in that
+/// group. Why: the groups become a dict of copies (as the reference's `groupdict()`), so an error
+/// found in a property's value was anchored in its copy, and would be placed where that text
+/// first occurs in the output (`x[TOOL_CALLS]x`: at the `x` of the content, not the calls'), or
+/// nowhere for an empty value. The match is found again (the error path only; the same pattern
+/// on the same text finds the same groups) and an error whose text is the property's whole group
+/// is anchored there, as the generated parser, which borrows the groups, anchors it. (An error
+/// found in a part of the value, by the property's own pattern, is still placed by its text.)
+fn placed_in_group(node: &Node, text: &str, error: ParseError) -> ParseError {
+    let (Some(p), None, None) = (&node.regex, &node.iterator, &node.key_value) else {
+        return error;
+    };
+    if !p.regex.has_named_groups() {
+        return error;
+    }
+    let Some(rest) = error
+        .pointer
+        .strip_prefix(node.pointer.as_str())
+        .and_then(|rest| rest.strip_prefix("/properties/"))
+    else {
+        return error;
+    };
+    let key = rest.split('/').next().unwrap_or_default();
+    let key = key.replace("~1", "/").replace("~0", "~");
+    let Ok(Some(caps)) = p.regex.search(text) else {
+        return error;
+    };
+    let Some(group) = p
+        .regex
+        .group_names()
+        .iter()
+        .position(|name| name.as_deref() == Some(key.as_str()))
+        .and_then(|i| caps.get(i + 1))
+    else {
+        return error;
+    };
+    error.placed_in(group)
 }
 
 /// [`after_regex`], remembering the text it was given when a lenient unit fails in it.
