@@ -82,8 +82,11 @@ struct RootSearched {
     /// new text, as it does whenever the output does not start with `>>>`).
     searched: SearchedText,
     /// The spans of the `content` and `tool_calls` groups in it; `None` when nothing matched.
-    groups: Option<(Option<(usize, usize)>, Option<(usize, usize)>)>,
+    groups: Option<(Option<Span>, Option<Span>)>,
 }
+
+/// A byte range.
+type Span = (usize, usize);
 
 enum SearchedText {
     /// `output[start..end]`.
