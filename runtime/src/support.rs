@@ -196,17 +196,25 @@ pub fn iterate<'t>(
 ) -> Result<Option<Content<'t>>, ParseError> {
     let mut items = Vec::new();
     // The spans, when a completeness check decides from them (see `schema::recording`).
-    let mut spans = recording::wants_matches(pointer, text).then(Vec::new);
+    let wanted = recording::wants_matches(pointer, text);
+    let mut spans = (wanted == recording::Wanted::Matches).then(Vec::new);
+    let mut calls = (wanted == recording::Wanted::MatchesAndTheirText).then(Vec::new);
     for caps in regex.find_iter(text) {
         let caps = caps.map_err(|e| ParseError::regex(pointer, e))?;
         crate::budget::charge_match(caps.get(0).map_or(0, str::len), pointer)?;
         if let Some(spans) = &mut spans {
             spans.push((caps.start(), caps.end()));
         }
+        if let Some(calls) = &mut calls {
+            calls.push(recording::CallRead::of(&caps));
+        }
         items.push(match_content(regex, &caps));
     }
     if let Some(spans) = &spans {
         recording::iterated(pointer, text, spans);
+    }
+    if let Some(calls) = calls {
+        recording::iterated_calls(text, calls);
     }
     Ok((!items.is_empty()).then_some(Content::List(items)))
 }

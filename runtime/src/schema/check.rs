@@ -17,8 +17,8 @@
 //!
 //! A check reads the output text (and, for the call region and gpt-oss, the schema's own
 //! patterns), so the interpreter, the streams and the generated parsers run the same one; the
-//! generated parsers take the call region's and gpt-oss's matches from their own parse instead of
-//! searching again ([`Check::verify_parse`], same verdict). It looks at output whose schema
+//! generated parsers take the call region's, gpt-oss's and functionary v3.2's matches from their
+//! own parse instead of searching again ([`Check::verify_parse`], same verdict). It looks at output whose schema
 //! parse succeeded: what the schema itself refuses is reported by the schema.
 //!
 //! [`ParseErrorKind::NotUnderstood`]: crate::ParseErrorKind::NotUnderstood
@@ -31,7 +31,7 @@ use crate::value::Value;
 
 use super::Schema;
 
-mod recipients;
+pub(super) mod recipients;
 
 /// A shipped family's completeness check (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

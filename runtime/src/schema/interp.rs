@@ -41,8 +41,9 @@ impl Schema {
     /// [`Schema::parse`] for a stream's final message: the values of the calls in `reuse` (the
     /// stream's, parsed from the same output) are taken where the parse meets them instead of
     /// parsing them again (see [`ParsedCalls`] for why that changes nothing), and the call-region
-    /// check decides from what the parse read ([`Check::verify_parse`](super::Check)) instead
-    /// of running the root pattern and the calls' iterator again (the same verdict: the
+    /// check and functionary v3.2's decide from what the parse read
+    /// ([`Check::verify_parse`](super::Check)) instead of running the root substitution, the root
+    /// pattern and the calls' iterator again (the same verdict: the
     /// generated parsers' check is that one, and `tests/check_recorded.rs` compares both with
     /// the searching check's, through the streams too).
     pub(crate) fn parse_streamed(
@@ -60,7 +61,9 @@ impl Schema {
             parse_node(self.root(), Content::borrowed(text), &mut walk).map_err(|e| e.located(text))
         };
         match self.check() {
-            Some(check @ super::Check::CallGaps) => check.verify_parse(self, text, parse),
+            Some(check @ (super::Check::CallGaps | super::Check::FunctionaryV3_2)) => {
+                check.verify_parse(self, text, parse)
+            }
             Some(check) => {
                 let message = parse()?;
                 check.verify(self, text)?;

@@ -1,8 +1,10 @@
 //! What a generated parse read, kept for its family's completeness check.
 //!
-//! The call-region check ([`Check::CallGaps`]) and gpt-oss's ([`Check::GptOss`]) read the output
-//! with the schema's own patterns: the root pattern (after its substitutions) for the calls'
-//! region and the calls' iterator in it, or each field's pattern and the calls' iterator. A
+//! The call-region check ([`Check::CallGaps`]), gpt-oss's ([`Check::GptOss`]) and functionary
+//! v3.2's ([`Check::FunctionaryV3_2`]) read the output with the schema's own patterns: the root
+//! pattern (after its substitutions) for the calls' region and the calls' iterator in it, or
+//! each field's pattern and the calls' iterator, or the root pattern's groups in the output the
+//! root substitution rewrote and the calls' iterator's matches with their text. A
 //! generated parser has just run exactly those searches over exactly that text, and running them
 //! again was most of the check's cost (hermes' one-call message: 6,300 of 32,000 instructions).
 //! So [`Check::verify_parse`] records, while the generated parse runs, what those searches found
@@ -16,6 +18,8 @@
 
 use std::cell::{Cell, RefCell};
 
+pub(crate) use super::check::recipients::CallRead;
+use super::check::recipients::{self, RootRead};
 use super::check::{
     call_gaps_iterator, cohere_text_outside, find_from, gaps_unread, offset_in, outside_piece,
     outside_read, region_gaps, RegionGap,
@@ -36,6 +40,8 @@ thread_local! {
             gaps: RefCell::new(None),
             region: RefCell::new(None),
             read: RefCell::new(ReadSpans::EMPTY),
+            root: RefCell::new(None),
+            calls: RefCell::new(CallsRead::NotRun),
         }
     };
 }
@@ -62,6 +68,53 @@ struct Recording {
     region: RefCell<Option<String>>,
     /// [`Check::GptOss`]: the spans the fields' first matches and the calls' matches cover.
     read: RefCell<ReadSpans>,
+    /// [`Check::FunctionaryV3_2`]: what the root pattern read, once it was searched.
+    root: RefCell<Option<RootSearched>>,
+    /// [`Check::FunctionaryV3_2`]: the calls' iterator's matches in the root's `tool_calls`
+    /// region.
+    calls: RefCell<CallsRead>,
+}
+
+/// [`Check::FunctionaryV3_2`]: the root pattern's search (over the output after the root
+/// substitution) and what it found.
+struct RootSearched {
+    /// The text searched: where it is in the output, or a copy of it (the substitution wrote a
+    /// new text, as it does whenever the output does not start with `>>>`).
+    searched: SearchedText,
+    /// The spans of the `content` and `tool_calls` groups in it; `None` when nothing matched.
+    groups: Option<(Option<Span>, Option<Span>)>,
+}
+
+/// A byte range.
+type Span = (usize, usize);
+
+enum SearchedText {
+    /// `output[start..end]`.
+    InOutput(usize, usize),
+    Copy(String),
+}
+
+impl SearchedText {
+    fn in_output<'a>(&'a self, output: &'a str) -> Option<&'a str> {
+        match self {
+            SearchedText::InOutput(start, end) => output.get(*start..*end),
+            SearchedText::Copy(text) => Some(text),
+        }
+    }
+}
+
+/// [`Check::FunctionaryV3_2`]: what the calls' iterator read.
+enum CallsRead {
+    /// It did not run (yet).
+    NotRun,
+    /// Its matches in the root pattern's `tool_calls` region.
+    Read(Vec<CallRead>),
+    /// Its matches in a copy of a text (the interpreter hands the root pattern's groups on as
+    /// copies), which is the region when it is the same text as the group in the output.
+    ReadCopy(Vec<CallRead>, String),
+    /// It ran over a text the recording cannot tell is that region: the check searches for
+    /// itself.
+    Elsewhere,
 }
 
 /// Spans, the first sixteen in place: a usual gpt-oss message is recorded without allocating
@@ -120,6 +173,8 @@ impl Guard {
             r.input.set((text.as_ptr() as usize, text.len()));
             r.root_searched.set(false);
             r.root_group.set(None);
+            r.root.take();
+            *r.calls.borrow_mut() = CallsRead::NotRun;
         });
         Some(Guard)
     }
@@ -132,6 +187,7 @@ impl Guard {
                 Some(Check::GptOss) if schema.root().properties.is_some() => {
                     outside_read(text, r.read.borrow_mut().as_mut_slice())
                 }
+                Some(Check::FunctionaryV3_2) => functionary_unread(r, schema, text),
                 _ => Vec::new(),
             };
             out.sort_by_key(|u| u.span);
@@ -147,6 +203,8 @@ impl Drop for Guard {
             r.gaps.take();
             r.region.take();
             r.read.borrow_mut().clear();
+            r.root.take();
+            *r.calls.borrow_mut() = CallsRead::NotRun;
         });
     }
 }
@@ -175,6 +233,48 @@ fn call_gaps_unread(r: &Recording, schema: &Schema, text: &str) -> Vec<Unread> {
         return Vec::new();
     }
     gaps_unread(text, gaps)
+}
+
+/// functionary v3.2's check from what the parse read: the root pattern's groups in the output
+/// after the root substitution, and the calls' iterator's matches in the `tool_calls` group (see
+/// [`recipients::decide`], which the searching check decides with too).
+fn functionary_unread(r: &Recording, schema: &Schema, text: &str) -> Vec<Unread> {
+    let search = || Check::FunctionaryV3_2.unread(schema, text);
+    if recipients::groups(schema).is_none() {
+        return Vec::new();
+    }
+    let root = r.root.borrow();
+    // The root pattern did not run as the recording expects: the check searches for itself.
+    let Some(root) = root.as_ref() else {
+        return search();
+    };
+    let Some(rewritten) = root.searched.in_output(text) else {
+        return search();
+    };
+    // It matched nothing: nothing read, nothing to report (as the searching check says).
+    let Some((content, calls)) = root.groups else {
+        return Vec::new();
+    };
+    let root_read = RootRead {
+        rewritten,
+        content,
+        calls,
+    };
+    let read = r.calls.borrow();
+    let read: &[CallRead] = match (&*read, calls.and(call_gaps_iterator(schema))) {
+        // No region, or a schema whose iterator the check does not read: no calls to look at.
+        (_, None) => &[],
+        (CallsRead::Read(read), Some(_)) => read,
+        (CallsRead::ReadCopy(read, copy), Some(_))
+            if calls.and_then(|(start, end)| rewritten.get(start..end)) == Some(copy.as_str()) =>
+        {
+            read
+        }
+        (CallsRead::NotRun | CallsRead::ReadCopy(..) | CallsRead::Elsewhere, Some(_)) => {
+            return search()
+        }
+    };
+    recipients::decide(schema, text, &root_read, read, true)
 }
 
 /// Places the gaps of a region the calls' iterator read from a copy (the interpreter's root
@@ -217,10 +317,18 @@ fn is_field_pattern(pointer: &str) -> bool {
 }
 
 /// Whether the iterator at `pointer` running over `text` is one the recording keeps: the caller
-/// then collects its matches' spans for [`iterated`].
-pub(crate) fn wants_matches(pointer: &str, text: &str) -> bool {
-    match recording_for() {
+/// then collects its matches' spans for [`iterated`] (and their first group's, for
+/// [`iterated_calls`]).
+pub(crate) fn wants_matches(pointer: &str, text: &str) -> Wanted {
+    let wanted = match recording_for() {
         Some(Check::CallGaps) => pointer == CALLS_ITERATOR,
+        Some(Check::FunctionaryV3_2) => {
+            return if pointer == CALLS_ITERATOR {
+                Wanted::MatchesAndTheirText
+            } else {
+                Wanted::Nothing
+            };
+        }
         Some(Check::GptOss) => {
             pointer
                 .strip_suffix("-iterator")
@@ -228,7 +336,53 @@ pub(crate) fn wants_matches(pointer: &str, text: &str) -> bool {
                 && RECORDING.with(|r| is_input(r, text))
         }
         _ => false,
+    };
+    if wanted {
+        Wanted::Matches
+    } else {
+        Wanted::Nothing
     }
+}
+
+/// What [`iterate`](crate::support::iterate) collects for the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wanted {
+    Nothing,
+    /// The matches' spans ([`iterated`]).
+    Matches,
+    /// The matches' spans and their first group's ([`iterated_calls`]).
+    MatchesAndTheirText,
+}
+
+/// [`Check::FunctionaryV3_2`]: the matches of the calls' iterator, which ran over `text`, and
+/// [`wants_matches`] asked for with their text. Kept when `text` is the `tool_calls` group the
+/// root pattern found: where it found it (a slice of the output at its place), or the same text
+/// (compared now with the group of the copy the recording kept, or when the check decides with
+/// the group in the output).
+pub(crate) fn iterated_calls(text: &str, calls: Vec<CallRead>) {
+    RECORDING.with(|r| {
+        let root = r.root.borrow();
+        let region = root.as_ref().and_then(|root| {
+            let (_, Some((start, end))) = root.groups? else {
+                return None;
+            };
+            Some((&root.searched, start, end))
+        });
+        let read = match region {
+            Some((SearchedText::InOutput(at, _), start, end)) => {
+                if offset_in(r.input.get(), text) == Some(at + start) && text.len() == end - start {
+                    CallsRead::Read(calls)
+                } else {
+                    CallsRead::ReadCopy(calls, text.to_owned())
+                }
+            }
+            Some((SearchedText::Copy(copy), start, end)) if copy.get(start..end) == Some(text) => {
+                CallsRead::Read(calls)
+            }
+            Some((SearchedText::Copy(_), _, _)) | None => CallsRead::Elsewhere,
+        };
+        *r.calls.borrow_mut() = read;
+    });
 }
 
 /// The matches (spans in `text`) of the iterator at `pointer`, which [`wants_matches`] asked for.
@@ -276,6 +430,19 @@ pub(crate) fn searched(
                 .and_then(|(found, group)| found.span(group));
             r.root_group.set(group);
         }
+        Check::FunctionaryV3_2 if pointer == "/x-regex" => {
+            let (address, len) = r.input.get();
+            let searched = match offset_in((address, len), text) {
+                Some(at) => SearchedText::InOutput(at, at + text.len()),
+                None => SearchedText::Copy(text.to_owned()),
+            };
+            let groups = found.map(|found| {
+                let span = |name| regex.group_index(name).and_then(|group| found.span(group));
+                (span("content"), span("tool_calls"))
+            });
+            *r.root.borrow_mut() = Some(RootSearched { searched, groups });
+            *r.calls.borrow_mut() = CallsRead::NotRun;
+        }
         Check::GptOss if is_field_pattern(pointer) && is_input(r, text) => {
             if let Some(found) = found {
                 r.read.borrow_mut().push((found.start(), found.end()));
@@ -288,9 +455,9 @@ pub(crate) fn searched(
 impl Check {
     /// `parse()` (a generated parser's schema-only parse of `text`), then this check, deciding
     /// from what the parse read where it can instead of searching again: the same verdict as
-    /// [`Check::verify`] after it. The call-region and gpt-oss checks record the searches of
-    /// the generated parse (through the steps every back end shares); the others search for
-    /// themselves.
+    /// [`Check::verify`] after it. The call-region, gpt-oss and functionary v3.2 checks record
+    /// the searches of the generated parse (through the steps every back end shares); the
+    /// others search for themselves.
     ///
     /// ```
     /// use chatparse_runtime::schema::Check;
@@ -306,7 +473,7 @@ impl Check {
         parse: impl FnOnce() -> Result<T, crate::ParseError>,
     ) -> Result<T, crate::ParseError> {
         let guard = match self {
-            Check::CallGaps | Check::GptOss => Guard::start(*self, text),
+            Check::CallGaps | Check::GptOss | Check::FunctionaryV3_2 => Guard::start(*self, text),
             _ => None,
         };
         let Some(guard) = guard else {

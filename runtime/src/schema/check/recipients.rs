@@ -14,7 +14,9 @@
 //! text (`all\nA>>>all\n{}`) as a call named `all`, which the check names too (the template
 //! writes `all` for the text only).
 //!
-//! The check runs the schema's own substitution and root pattern, and names every part of the
+//! The check reads what the schema's own substitution, root pattern and calls' iterator read
+//! (running them itself, or, behind a generated parser, from the record of the parse:
+//! [`Check::verify_parse`](super::Check)), and names every part of the
 //! output, up to the first `<|eot_id|>` after what the groups read (text after an end token is
 //! dropped in every family, as the reference drops it), that is outside both groups and more
 //! than the format's markup: white space, `>>>`, the `all` recipient with its newline, and `all`
@@ -50,22 +52,97 @@ const NO_RECIPIENT: &str = "text without a recipient: functionary v3.2's chat te
 /// order: the parts of the calls' region outside every call, and the parts of the output
 /// outside the root pattern's groups. Empty for a schema of another shape (no root
 /// substitution that writes `>>>` before the output, no `content` or `tool_calls` group).
+///
+/// This is the searching check (the interpreter's, and the reference the recorded one is tested
+/// against): it runs the root substitution, the root pattern and the calls' iterator itself,
+/// then decides from what they read ([`decide`]), as the recorded check decides from what the
+/// generated parse read.
 pub(super) fn unread(schema: &Schema, text: &str) -> Vec<Unread> {
-    let mut out = Vec::new();
-    let root = schema.root();
-    let Some(pattern) = &root.regex else {
-        return out;
+    let Some((content, calls)) = groups(schema) else {
+        return Vec::new();
     };
-    let (Some(content), Some(calls)) = (
-        pattern.regex.group_index("content"),
-        pattern.regex.group_index("tool_calls"),
-    ) else {
-        return out;
+    let Some(pattern) = &schema.root().regex else {
+        return Vec::new();
     };
     let Some(rewritten) = root_rewritten(schema, text) else {
-        return out;
+        return Vec::new();
     };
     let r = rewritten.as_ref();
+    let Ok(Some(found)) = pattern.regex.search(r) else {
+        return Vec::new();
+    };
+    let root = RootRead {
+        rewritten: r,
+        content: found.span(content),
+        calls: found.span(calls),
+    };
+    // The calls' region: its calls, as the calls' iterator finds them.
+    let mut read = Vec::new();
+    let mut complete = true;
+    if let (Some((start, end)), Some(iterator)) = (root.calls, call_gaps_iterator(schema)) {
+        for call in iterator.regex.find_iter(&r[start..end]) {
+            let Ok(call) = call else {
+                complete = false;
+                break;
+            };
+            read.push(CallRead::of(&call));
+        }
+    }
+    decide(schema, text, &root, &read, complete)
+}
+
+/// The indices of the root pattern's `content` and `tool_calls` groups; `None` for a schema of
+/// another shape, where the check has nothing to say.
+pub(crate) fn groups(schema: &Schema) -> Option<(usize, usize)> {
+    let pattern = schema.root().regex.as_deref()?;
+    Some((
+        pattern.regex.group_index("content")?,
+        pattern.regex.group_index("tool_calls")?,
+    ))
+}
+
+/// What the root pattern read: the text it searched (the output after the root substitution)
+/// and the spans in it of its `content` and `tool_calls` groups, when it matched.
+pub(crate) struct RootRead<'r> {
+    /// The output after the root substitution.
+    pub(crate) rewritten: &'r str,
+    /// The `content` group's span in `rewritten`.
+    pub(crate) content: Option<(usize, usize)>,
+    /// The `tool_calls` group's span in `rewritten`: the calls' region.
+    pub(crate) calls: Option<(usize, usize)>,
+}
+
+/// One match of the calls' iterator in the calls' region: its span and its first group's (the
+/// call's text), both in the region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallRead {
+    pub(crate) span: (usize, usize),
+    pub(crate) text: (usize, usize),
+}
+
+impl CallRead {
+    pub(crate) fn of(call: &crate::pyre::Captures<'_>) -> CallRead {
+        let span = (call.start(), call.end());
+        CallRead {
+            span,
+            text: call.span(1).unwrap_or(span),
+        }
+    }
+}
+
+/// The check's verdict from what the root pattern read (`root`, which matched) and the calls'
+/// iterator found in its `tool_calls` region (`calls`, in order; `complete` unless the iterator
+/// failed after them, when only the calls read so far are looked at, as the searching check
+/// always did). The same for the searching check and the recorded one.
+pub(crate) fn decide(
+    schema: &Schema,
+    text: &str,
+    root: &RootRead<'_>,
+    calls: &[CallRead],
+    complete: bool,
+) -> Vec<Unread> {
+    let mut out = Vec::new();
+    let r = root.rewritten;
     // The substitution replaces leading white space and a `>>>` with `>>>`: the rewritten text
     // is `>>>` and a tail of the output, so a position in it past the `>>>` is one in the output.
     let Some(shift) = r
@@ -76,25 +153,16 @@ pub(super) fn unread(schema: &Schema, text: &str) -> Vec<Unread> {
         return out;
     };
     let to_output = |p: usize| (p + shift).saturating_sub(MARK.len());
-    let Ok(Some(found)) = pattern.regex.search(r) else {
-        return out;
-    };
-    let read: Vec<(usize, usize)> = [found.span(content), found.span(calls)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let read: Vec<(usize, usize)> = [root.content, root.calls].into_iter().flatten().collect();
     // The calls' region: its parts outside every call, placed in the output.
-    if let (Some((start, end)), Some(iterator)) = (found.span(calls), call_gaps_iterator(schema)) {
+    if let (Some((start, end)), Some(_)) = (root.calls, call_gaps_iterator(schema)) {
         let region = &r[start..end];
         let mut spans = Vec::new();
-        for (index, call) in iterator.regex.find_iter(region).enumerate() {
-            let Ok(call) = call else {
-                return out;
-            };
-            spans.push((call.start(), call.end()));
+        for (index, call) in calls.iter().enumerate() {
+            spans.push(call.span);
             // The call's text (the iterator's group) is a second `>>>all` block: text, which
             // the schema reads as a call named `all`.
-            let (a, b) = call.span(1).unwrap_or((call.start(), call.end()));
+            let (a, b) = call.text;
             let piece = &region[a..b];
             let header = piece.strip_prefix(MARK).unwrap_or(piece);
             if recipient_all(header, false) > 0 {
@@ -107,6 +175,9 @@ pub(super) fn unread(schema: &Schema, text: &str) -> Vec<Unread> {
                     read_as: ReadAs::Item(index),
                 });
             }
+        }
+        if !complete {
+            return out;
         }
         for gap in region_gaps(None, region, &spans) {
             let (a, b) = gap.range;
