@@ -134,7 +134,13 @@ fn flatten(node: &Node, out: &mut Vec<Piece>) -> Option<()> {
 }
 
 /// The literal every match of `root` begins with (leading characters, through groups), if any.
-pub(crate) fn required_prefix(root: &Node) -> Option<String> {
+///
+/// ```
+/// let ast = chatparse_pyre::syntax::parse("<tool_call>(.*?)</tool_call>")?;
+/// assert_eq!(chatparse_pyre::required_prefix(&ast.root).as_deref(), Some("<tool_call>"));
+/// # Ok::<(), chatparse_pyre::RegexError>(())
+/// ```
+pub fn required_prefix(root: &Node) -> Option<String> {
     fn walk(node: &Node, out: &mut String) -> bool {
         match node {
             Node::Char {

@@ -91,9 +91,7 @@ impl StringValues {
         let rewrites = arguments
             .substitutions
             .iter()
-            .map(|s| {
-                Some(literal_prefix(&s.pattern.regex.syntax_tree().root)).filter(|p| !p.is_empty())
-            })
+            .map(|s| chatparse_pyre::required_prefix(&s.pattern.regex.syntax_tree().root))
             .collect::<Option<Vec<_>>>()?;
         Some(StringValues {
             not_string_starts,
@@ -116,34 +114,6 @@ fn first_literal_char(node: &chatparse_pyre::syntax::ast::Node) -> Option<char> 
         AstNode::Group { node, .. } => first_literal_char(node),
         _ => None,
     }
-}
-
-/// The literal text every match of a pattern starts with (empty when its start is not a
-/// literal).
-fn literal_prefix(node: &chatparse_pyre::syntax::ast::Node) -> String {
-    use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
-    /// Pushes the node's literal start onto `out`; whether the whole node is literal.
-    fn prefix(node: &AstNode, out: &mut String) -> bool {
-        match node {
-            AstNode::Empty => true,
-            AstNode::Char {
-                cp,
-                fold: Fold::None,
-            } => match char::from_u32(*cp) {
-                Some(c) => {
-                    out.push(c);
-                    true
-                }
-                None => false,
-            },
-            AstNode::Concat(nodes) => nodes.iter().all(|n| prefix(n, out)),
-            AstNode::Group { node, .. } => prefix(node, out),
-            _ => false,
-        }
-    }
-    let mut out = String::new();
-    prefix(node, &mut out);
-    out
 }
 
 /// Where the open parameter's value stands.
