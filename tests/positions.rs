@@ -197,3 +197,30 @@ fn errors_are_placed_in_their_group() {
         }
     }
 }
+
+/// An error found in a part of a property's group, by the property's own pattern: apriel's
+/// `tool_calls` group is `<tool_calls>` and what follows, and its own `x-regex` cuts the JSON out
+/// of it. `\0` is not white space, so the reasoning is the first `\0` and the calls' JSON the
+/// second: byte 13, where the JSON error is (the layout of the input, not either back end).
+#[test]
+fn errors_in_part_of_a_group_are_placed_in_it() {
+    let spec = chatparse::shipped::spec("apriel").unwrap().unwrap();
+    let generated = chatparse::models::parse_value_fn("apriel").unwrap();
+    for (input, offset) in [
+        ("\0<tool_calls>\0", 13),
+        ("\0 <tool_calls>\0</tool_calls>", 14),
+        ("[x] <tool_calls>[x]", 17),
+    ] {
+        for (backend, err) in [
+            ("interpreter", spec.parse(input).unwrap_err()),
+            ("generated", generated(input).unwrap_err()),
+        ] {
+            assert_eq!(err.pointer, "/properties/tool_calls", "{input:?}");
+            assert_eq!(
+                err.position.map(|p| p.offset),
+                Some(offset),
+                "{backend} {input:?}: {err}"
+            );
+        }
+    }
+}

@@ -5,7 +5,7 @@
 #![no_main]
 
 use chatparse::runtime::Schema;
-use chatparse_fuzz::{agree, agree_in_kind, case, shipped, show};
+use chatparse_fuzz::{agree, agree_in_kind_and_place, case, shipped, show};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     let generated = chatparse::models::parse_value_fn(case.name).expect("generated")(&case.text);
     let slow = naive(case.index).parse(&case.text);
     assert!(
-        agree_in_kind(&interpreted, &generated) && agree(&interpreted, &slow),
+        agree_in_kind_and_place(&interpreted, &generated) && agree(&interpreted, &slow),
         "{}: {:?}\n interpreter {}\n generated   {}\n no fast path {}",
         case.name,
         case.text,

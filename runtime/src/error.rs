@@ -86,6 +86,11 @@ struct Anchor {
     address: usize,
     snippet: String,
     at: usize,
+    /// The text the error was found in, when that text was a copy (a regex group, as the
+    /// reference's `groupdict()`): its length and the error's byte in it. Lets
+    /// [`ParseError::placed_in`] move an error found in a part of the copy to the same byte of
+    /// the group the copy was made from.
+    within: Option<(usize, usize)>,
 }
 
 impl PartialEq for ParseError {
@@ -362,17 +367,47 @@ impl ParseError {
             address: snippet.as_ptr() as usize + at,
             snippet: snippet.to_owned(),
             at,
+            within: None,
         }));
         self
     }
 
+    /// Notes that the error was found in `text` (which is alive, so an address in its range is
+    /// a byte of it): when `text` is a copy of a group, [`ParseError::placed_in`] can then place
+    /// the error in that group even when it was found in a part of the copy.
+    pub(crate) fn found_in(mut self, text: &str) -> Self {
+        if let Some(anchor) = &mut self.anchor {
+            let start = text.as_ptr() as usize;
+            // An address outside `text` is in a copy made below it: the note of that copy says
+            // nothing about `text`'s group, so it is dropped.
+            anchor.within = anchor
+                .address
+                .checked_sub(start)
+                .filter(|&at| at <= text.len())
+                .map(|at| (text.len(), at));
+        }
+        self
+    }
+
     /// Anchors the error in `value` (a slice of the output) when it was found in a copy of all
-    /// of `value`: the same byte of the copy, now in the output. Else unchanged.
+    /// of `value` ([`ParseError::found_in`] the copy, or in a snippet that is all of it): the
+    /// same byte of the copy, now in the output. Else unchanged.
     pub(crate) fn placed_in(mut self, value: &str) -> Self {
         if let Some(anchor) = &mut self.anchor {
             if anchor.snippet == value {
                 anchor.address = value.as_ptr() as usize + anchor.at;
+            } else if let Some((len, at)) = anchor.within {
+                // The copy had `value`'s length and the snippet at the same place: the byte
+                // `at` of the copy is byte `at` of `value`.
+                let same = len == value.len()
+                    && at.checked_sub(anchor.at).is_some_and(|from| {
+                        value.get(from..from + anchor.snippet.len()) == Some(&*anchor.snippet)
+                    });
+                if same {
+                    anchor.address = value.as_ptr() as usize + at;
+                }
             }
+            anchor.within = None;
         }
         self
     }

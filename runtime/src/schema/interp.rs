@@ -639,8 +639,15 @@ pub(crate) fn parse_node(
         )?;
     }
     match regex_stages(node, &text)? {
-        Some(content) => after_regex_caught(node, content, walk, catch)
-            .map_err(|e| placed_in_group(node, &text, e)),
+        Some(content) => after_regex_caught(node, content, walk, catch).map_err(|e| {
+            let e = placed_in_group(node, &text, e);
+            // Substituted text is not the text this node was given.
+            if node.substitutions.is_empty() {
+                e.found_in(&text)
+            } else {
+                e
+            }
+        }),
         None => Ok(Value::Null),
     }
 }
@@ -651,8 +658,9 @@ pub(crate) fn parse_node(
 /// first occurs in the output (`x[TOOL_CALLS]x`: at the `x` of the content, not the calls'), or
 /// nowhere for an empty value. The match is found again (the error path only; the same pattern
 /// on the same text finds the same groups) and an error whose text is the property's whole group
-/// is anchored there, as the generated parser, which borrows the groups, anchors it. (An error
-/// found in a part of the value, by the property's own pattern, is still placed by its text.)
+/// is anchored there, as the generated parser, which borrows the groups, anchors it. So is an
+/// error found in a part of the value (by the property's own pattern: apriel's `<tool_calls>`
+/// group, then its JSON), which the property's node noted with [`ParseError::found_in`].
 fn placed_in_group(node: &Node, text: &str, error: ParseError) -> ParseError {
     let (Some(p), None, None) = (&node.regex, &node.iterator, &node.key_value) else {
         return error;
