@@ -49,7 +49,7 @@ pub mod unicode;
 
 use once_cell::sync::OnceCell;
 
-pub use engine::literal::required_prefix;
+pub use engine::literal::{required_prefix, required_suffix};
 pub use engine::matcher::{FANCY_BACKTRACK_LIMIT, STEPS_PER_BYTE};
 pub use syntax::emit::DollarFixup;
 pub use syntax::{expanded_size, MAX_EXPANDED_SIZE};

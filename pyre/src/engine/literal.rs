@@ -141,27 +141,57 @@ fn flatten(node: &Node, out: &mut Vec<Piece>) -> Option<()> {
 /// # Ok::<(), chatparse_pyre::RegexError>(())
 /// ```
 pub fn required_prefix(root: &Node) -> Option<String> {
-    fn walk(node: &Node, out: &mut String) -> bool {
-        match node {
-            Node::Char {
-                cp,
-                fold: Fold::None,
-            } => match char::from_u32(*cp) {
-                Some(c) => {
-                    out.push(c);
-                    true
-                }
-                None => false,
-            },
-            Node::Group { node, .. } => walk(node, out),
-            Node::Concat(nodes) => nodes.iter().all(|n| walk(n, out)),
-            Node::Empty => true,
-            _ => false,
+    let mut prefix = Vec::new();
+    literal_edge(root, Edge::Start, &mut prefix);
+    (!prefix.is_empty()).then(|| prefix.into_iter().collect())
+}
+
+/// The literal every match of `root` ends with (trailing characters, through groups), if any:
+/// [`required_prefix`] read from the other end.
+///
+/// ```
+/// let ast = chatparse_pyre::syntax::parse("<tool_call>(.*?)</tool_call>")?;
+/// assert_eq!(chatparse_pyre::required_suffix(&ast.root).as_deref(), Some("</tool_call>"));
+/// let ast = chatparse_pyre::syntax::parse("a(?:b|c)")?;
+/// assert_eq!(chatparse_pyre::required_suffix(&ast.root), None);
+/// # Ok::<(), chatparse_pyre::RegexError>(())
+/// ```
+pub fn required_suffix(root: &Node) -> Option<String> {
+    let mut reversed = Vec::new();
+    literal_edge(root, Edge::End, &mut reversed);
+    (!reversed.is_empty()).then(|| reversed.into_iter().rev().collect())
+}
+
+/// Which end of a match [`literal_edge`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    Start,
+    End,
+}
+
+/// Pushes the literal characters at `edge` of every match of `node` onto `out` (in reading
+/// order from that edge: reversed for [`Edge::End`]); whether all of `node` is literal, so that
+/// the literal goes on into what is next to it.
+fn literal_edge(node: &Node, edge: Edge, out: &mut Vec<char>) -> bool {
+    match node {
+        Node::Char {
+            cp,
+            fold: Fold::None,
+        } => match char::from_u32(*cp) {
+            Some(c) => {
+                out.push(c);
+                true
+            }
+            None => false,
+        },
+        Node::Group { node, .. } => literal_edge(node, edge, out),
+        Node::Concat(nodes) if edge == Edge::Start => {
+            nodes.iter().all(|n| literal_edge(n, edge, out))
         }
+        Node::Concat(nodes) => nodes.iter().rev().all(|n| literal_edge(n, edge, out)),
+        Node::Empty => true,
+        _ => false,
     }
-    let mut prefix = String::new();
-    walk(root, &mut prefix);
-    (!prefix.is_empty()).then_some(prefix)
 }
 
 /// The pieces as a literal string, if they are only characters.

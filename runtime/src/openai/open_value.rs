@@ -162,12 +162,7 @@ impl ValueReader<'_> {
         if raw.get(window..)?.contains(closer) {
             return None;
         }
-        let held = (1..closer.len())
-            .rev()
-            .filter(|&k| closer.is_char_boundary(k))
-            .find(|&k| raw.ends_with(&closer[..k]))
-            .unwrap_or(0);
-        Some(raw.len() - held)
+        Some(raw.len() - held_start(raw.as_bytes(), closer))
     }
 
     /// `end` less the line breaks before it that run back to `from` or beyond (the pattern
@@ -200,13 +195,10 @@ impl ValueReader<'_> {
                 whole = true;
                 continue;
             }
-            // A part of one at the end, which the next text may complete.
-            let part = (1..prefix.len())
-                .rev()
-                .filter(|&k| prefix.is_char_boundary(k))
-                .find(|&k| raw.ends_with(&prefix[..k]) && raw.len() - k >= from);
-            if let Some(k) = part {
-                cut = cut.min(raw.len() - k);
+            // A part of one at the end (from `from` on), which the next text may complete.
+            let held = held_start(raw.as_bytes().get(from..).unwrap_or_default(), prefix);
+            if held > 0 {
+                cut = cut.min(raw.len() - held);
             }
         }
         (cut, whole)
@@ -354,4 +346,33 @@ pub(super) fn push_escaped(text: &mut String, lead: &str, s: &str) {
     let quoted = Value::String(s.to_owned()).to_string();
     text.push_str(lead);
     text.push_str(&quoted[1..quoted.len() - 1]);
+}
+
+/// The length of the longest proper start of `literal` that `text` ends with (0 for none): text
+/// the next chunk may complete into `literal`, so it waits. (Bytes, not characters: `text` is
+/// whole characters, so a start that `text` ends with never splits one of `literal`'s.)
+fn held_start(text: &[u8], literal: &str) -> usize {
+    let literal = literal.as_bytes();
+    (1..literal.len())
+        .rev()
+        .find(|&k| text.ends_with(&literal[..k]))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_start;
+
+    #[test]
+    fn held_start_is_the_longest_proper_start_at_the_end() {
+        assert_eq!(held_start(b"value</par", "</parameter>"), 5);
+        assert_eq!(held_start(b"value<", "</parameter>"), 1);
+        assert_eq!(held_start(b"value", "</parameter>"), 0);
+        // The whole literal is not a start that waits: it is there.
+        assert_eq!(held_start(b"x</p>", "</p>"), 0);
+        // The longest of several: `<<` ends `a<<`, and so does `<`.
+        assert_eq!(held_start(b"a<<", "<<<x"), 2);
+        assert_eq!(held_start("v</｜DSML".as_bytes(), "</｜DSML｜parameter>"), 9);
+        assert_eq!(held_start(b"", "</p>"), 0);
+    }
 }

@@ -57,8 +57,6 @@
 //! (crate::ParseErrorKind)): a call object that writes `name`, `arguments` or `id` again after its
 //! arguments.
 
-use chatparse_pyre::syntax::ast::{Fold, Node as AstNode};
-
 use crate::py;
 use crate::schema::interp::{after_regex, parse_node, Walk};
 use crate::schema::stream::separated_shape;
@@ -223,7 +221,7 @@ impl CallShape {
             .and_then(|f| f.property("arguments"));
         let parameter_end = parameters
             .and_then(|a| a.key_value.as_ref())
-            .map(|p| literal_suffix(&p.regex.syntax_tree().root))
+            .and_then(|p| chatparse_pyre::required_suffix(&p.regex.syntax_tree().root))
             .unwrap_or_default();
         let string_values = parameters
             .filter(|_| kind == ShapeKind::XmlParameters && streams_arguments)
@@ -548,32 +546,6 @@ fn converts_by_entry(arguments: &Node) -> bool {
 /// characters from that tag on are not final (`open_value`: they wait for the closing tag).
 const DSML_STRING_PARAMETER: &str = r#"(<｜DSML｜parameter\s+name="[^"]*")\s+string="true"\s*>([^"\\\x00-\x1f]*?)</｜DSML｜parameter>"#;
 const DSML_STRING_REPLACEMENT: &str = r#"\1>"\2"</｜DSML｜parameter>"#;
-
-/// The literal text every match of a pattern ends with (empty when its end is not a literal).
-fn literal_suffix(node: &AstNode) -> String {
-    /// Pushes the node's literal end onto `rev` (reversed); whether the whole node is literal.
-    fn suffix(node: &AstNode, rev: &mut Vec<char>) -> bool {
-        match node {
-            AstNode::Empty => true,
-            AstNode::Char {
-                cp,
-                fold: Fold::None,
-            } => match char::from_u32(*cp) {
-                Some(c) => {
-                    rev.push(c);
-                    true
-                }
-                None => false,
-            },
-            AstNode::Concat(nodes) => nodes.iter().rev().all(|n| suffix(n, rev)),
-            AstNode::Group { node, .. } => suffix(node, rev),
-            _ => false,
-        }
-    }
-    let mut rev = Vec::new();
-    suffix(node, &mut rev);
-    rev.into_iter().rev().collect()
-}
 
 /// Where the sketch of one call stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1640,8 +1612,12 @@ mod tests {
 
     #[test]
     fn parameter_patterns_end_with_their_closing_tag() {
-        let suffix =
-            |p: &str| literal_suffix(&chatparse_pyre::PyRegex::new(p).unwrap().syntax_tree().root);
+        let suffix = |p: &str| {
+            chatparse_pyre::required_suffix(
+                &chatparse_pyre::PyRegex::new(p).unwrap().syntax_tree().root,
+            )
+            .unwrap_or_default()
+        };
         assert_eq!(
             suffix(r"<parameter=(?P<key>[^>\n]+)>(?:\r?\n)?(?P<value>.*?)(?:\r?\n)?</parameter>"),
             "</parameter>"
