@@ -180,21 +180,26 @@ fn generated_errors_say_what_and_where_the_interpreter_does() {
 #[test]
 fn errors_are_placed_in_their_group() {
     for name in ["mistral_nemo", "mistral_small_3_1"] {
-        let spec = chatparse::shipped::spec(name).unwrap().unwrap();
-        let generated = chatparse::models::parse_value_fn(name).unwrap();
         for (input, offset) in [("x[TOOL_CALLS]x", 13), ("[TOOL_CALLS]", 12)] {
-            for (backend, err) in [
-                ("interpreter", spec.parse(input).unwrap_err()),
-                ("generated", generated(input).unwrap_err()),
-            ] {
-                assert_eq!(err.pointer, "/properties/tool_calls", "{name} {input:?}");
-                assert_eq!(
-                    err.position.map(|p| p.offset),
-                    Some(offset),
-                    "{name} {backend} {input:?}: {err}"
-                );
-            }
+            assert_calls_error_at(name, input, offset);
         }
+    }
+}
+
+/// Both back ends fail on `input` in `/properties/tool_calls`, at byte `offset` of it.
+fn assert_calls_error_at(name: &str, input: &str, offset: usize) {
+    let spec = chatparse::shipped::spec(name).unwrap().unwrap();
+    let generated = chatparse::models::parse_value_fn(name).unwrap();
+    for (backend, err) in [
+        ("interpreter", spec.parse(input).unwrap_err()),
+        ("generated", generated(input).unwrap_err()),
+    ] {
+        assert_eq!(err.pointer, "/properties/tool_calls", "{name} {input:?}");
+        assert_eq!(
+            err.position.map(|p| p.offset),
+            Some(offset),
+            "{name} {backend} {input:?}: {err}"
+        );
     }
 }
 
@@ -204,23 +209,11 @@ fn errors_are_placed_in_their_group() {
 /// second: byte 13, where the JSON error is (the layout of the input, not either back end).
 #[test]
 fn errors_in_part_of_a_group_are_placed_in_it() {
-    let spec = chatparse::shipped::spec("apriel").unwrap().unwrap();
-    let generated = chatparse::models::parse_value_fn("apriel").unwrap();
     for (input, offset) in [
         ("\0<tool_calls>\0", 13),
         ("\0 <tool_calls>\0</tool_calls>", 14),
         ("[x] <tool_calls>[x]", 17),
     ] {
-        for (backend, err) in [
-            ("interpreter", spec.parse(input).unwrap_err()),
-            ("generated", generated(input).unwrap_err()),
-        ] {
-            assert_eq!(err.pointer, "/properties/tool_calls", "{input:?}");
-            assert_eq!(
-                err.position.map(|p| p.offset),
-                Some(offset),
-                "{backend} {input:?}: {err}"
-            );
-        }
+        assert_calls_error_at("apriel", input, offset);
     }
 }

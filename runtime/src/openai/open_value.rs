@@ -372,7 +372,10 @@ mod tests {
         assert_eq!(held_start(b"x</p>", "</p>"), 0);
         // The longest of several: `<<` ends `a<<`, and so does `<`.
         assert_eq!(held_start(b"a<<", "<<<x"), 2);
-        assert_eq!(held_start("v</｜DSML".as_bytes(), "</｜DSML｜parameter>"), 9);
+        assert_eq!(
+            held_start("v</｜DSML".as_bytes(), "</｜DSML｜parameter>"),
+            9
+        );
         assert_eq!(held_start(b"", "</p>"), 0);
     }
 }
