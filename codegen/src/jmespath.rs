@@ -68,7 +68,12 @@ pub fn compile_function(
 /// For a multi-select hash that places the input itself (`@`) under one key — the families'
 /// `{type: 'function', function: @}` — a `fn #name(v: Value) -> Result<Value, JmesError>` that
 /// moves the input into its place instead of copying it (the parsed JSON is not used again).
-/// `None` for any other expression (then [`compile_function`] applies).
+/// Also for one that merges into the input there (Llama 3 JSON's
+/// `{type: 'function', function: merge(@, {arguments: parameters || arguments || `{}`})}`): the
+/// merge's other arguments are read from the input first, then the input is moved into the
+/// merge, when every other key holds a literal (so no error can come first from another key, as
+/// the reference, which reads the keys in order, would raise it). `None` for any other
+/// expression (then [`compile_function`] applies).
 pub fn compile_owned_function(
     expression: &Expression,
     name: &Ident,
@@ -78,11 +83,16 @@ pub fn compile_owned_function(
     let Ast::MultiSelectHash(pairs) = expression.ast() else {
         return None;
     };
-    if pairs
+    if pairs.iter().filter(|p| takes_input(&p.value)).count() != 1 {
+        return None;
+    }
+    let merges = pairs
         .iter()
-        .filter(|p| matches!(p.value, Ast::Current))
-        .count()
-        != 1
+        .any(|p| !matches!(p.value, Ast::Current) && takes_input(&p.value));
+    if merges
+        && !pairs
+            .iter()
+            .all(|p| takes_input(&p.value) || matches!(p.value, Ast::Literal(_)))
     {
         return None;
     }
@@ -95,6 +105,24 @@ pub fn compile_owned_function(
         if matches!(pair.value, Ast::Current) {
             inserts.push(quote!(m.insert(String::from(#key), v);));
             continue;
+        }
+        if let Ast::FunctionCall { args, .. } = &pair.value {
+            if takes_input(&pair.value) {
+                // merge(@, rest…): the rest is read from the input before it moves.
+                let mut rest = Vec::new();
+                for (j, arg) in args.iter().enumerate().skip(1) {
+                    let local = format_ident!("merge_{}_{}", i, j);
+                    let code = compiler.node(arg, &input)?.into_owned();
+                    locals.push(quote!(let #local: Value = #code;));
+                    rest.push(quote!(Cow::Owned(#local)));
+                }
+                compiler.uses.jp = true;
+                compiler.uses.cow = true;
+                inserts.push(quote!(
+                    m.insert(String::from(#key), jp::merge(vec![Cow::Owned(v), #(#rest),*])?);
+                ));
+                continue;
+            }
         }
         let local = format_ident!("value_{}", i);
         let code = compiler.node(&pair.value, &input)?.into_owned();
@@ -670,6 +698,21 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
 }
 
 /// Whether `node` could evaluate to an array (conservatively `true` when unknown).
+/// Whether a multi-select hash's value takes the input itself, so that the input can move into
+/// it: `@`, or `merge(@, …)` whose other arguments are objects (as [`Compiler::node`] compiles
+/// merge).
+fn takes_input(node: &Ast) -> bool {
+    match node {
+        Ast::Current => true,
+        Ast::FunctionCall { name, args } => {
+            name == "merge"
+                && matches!(args.first(), Some(Ast::Current))
+                && !args.iter().skip(1).any(may_be_array)
+        }
+        _ => false,
+    }
+}
+
 fn may_be_array(node: &Ast) -> bool {
     match node {
         Ast::Literal(v) => v.is_array(),
@@ -721,6 +764,35 @@ mod tests {
         ] {
             assert!(!compiles_source(source), "{source}");
         }
+    }
+
+    #[test]
+    fn the_input_moves_into_a_merge_beside_literals() {
+        let owned = |source: &str| {
+            let name = Ident::new("f", Span::call_site());
+            compile_owned_function(
+                &Expression::compile(source).unwrap(),
+                &name,
+                "",
+                &quote!(::rt),
+            )
+            .map(|f| {
+                syn::parse2::<syn::File>(f.clone()).unwrap_or_else(|e| panic!("{source}: {e}"));
+                f.to_string()
+            })
+        };
+        let llama = owned(
+            "{type: 'function', function: merge(@, {arguments: parameters || arguments || `{}`})}",
+        )
+        .unwrap();
+        assert!(llama.contains("Cow :: Owned (v)"), "{llama}");
+        assert!(owned("{type: 'function', function: @}").is_some());
+        // Another key that reads the input could fail first: not moved.
+        assert!(owned("{type: a.b, function: merge(@, {x: y})}").is_none());
+        // Two keys take the input.
+        assert!(owned("{a: @, b: merge(@, {x: y})}").is_none());
+        // A merge whose later arguments may be arrays is not compiled at all.
+        assert!(owned("{a: merge(@, foo)}").is_none());
     }
 
     #[test]
