@@ -65,70 +65,31 @@ pub fn compile_function(
     })
 }
 
-/// For a multi-select hash that places the input itself (`@`) under one key — the families'
-/// `{type: 'function', function: @}` — a `fn #name(v: Value) -> Result<Value, JmesError>` that
-/// moves the input into its place instead of copying it (the parsed JSON is not used again).
-/// Also for one that merges into the input there (Llama 3 JSON's
-/// `{type: 'function', function: merge(@, {arguments: parameters || arguments || `{}`})}`): the
-/// merge's other arguments are read from the input first, then the input is moved into the
-/// merge, when every other key holds a literal (so no error can come first from another key, as
-/// the reference, which reads the keys in order, would raise it). `None` for any other
-/// expression (then [`compile_function`] applies).
+/// For an expression that places the input itself (`@`) in its result — the families'
+/// `{type: 'function', function: @}`, Llama 3 JSON's
+/// `{type: 'function', function: merge(@, {arguments: parameters || arguments || `{}`})}`,
+/// Mistral's `[@][].merge(id && {id: id} || `{}`, {type: 'function', function: @})` — a
+/// `fn #name(v: Value) -> Result<Value, JmesError>` that moves the input into its place instead of
+/// copying it (the parsed JSON is not used again). What reads the input runs first, by reference;
+/// the order in which the reference evaluates (and so which error it raises first) is kept (see
+/// [`owned_code`]). `None` for any other expression (then [`compile_function`] applies).
 pub fn compile_owned_function(
     expression: &Expression,
     name: &Ident,
     doc: &str,
     rt: &TokenStream,
 ) -> Option<TokenStream> {
-    let Ast::MultiSelectHash(pairs) = expression.ast() else {
-        return None;
-    };
-    if pairs.iter().filter(|p| takes_input(&p.value)).count() != 1 {
-        return None;
-    }
-    let merges = pairs
-        .iter()
-        .any(|p| !matches!(p.value, Ast::Current) && takes_input(&p.value));
-    if merges
-        && !pairs
-            .iter()
-            .all(|p| takes_input(&p.value) || matches!(p.value, Ast::Literal(_)))
-    {
-        return None;
-    }
     let mut compiler = Compiler::default();
-    let input = Ident::new("r", Span::call_site());
-    let mut locals = Vec::new();
-    let mut inserts = Vec::new();
-    for (i, pair) in pairs.iter().enumerate() {
-        let key = &pair.key;
-        if matches!(pair.value, Ast::Current) {
-            inserts.push(quote!(m.insert(String::from(#key), v);));
-            continue;
+    let input = Ident::new("v", Span::call_site());
+    let body = match expression.ast() {
+        Ast::Projection { left, right } if lists_the_input(left) => {
+            owned_projection(&mut compiler, right, &input)?
         }
-        if let Ast::FunctionCall { args, .. } = &pair.value {
-            if takes_input(&pair.value) {
-                // merge(@, rest…): the rest is read from the input before it moves.
-                let mut rest = Vec::new();
-                for (j, arg) in args.iter().enumerate().skip(1) {
-                    let local = format_ident!("merge_{}_{}", i, j);
-                    let code = compiler.node(arg, &input)?.into_owned();
-                    locals.push(quote!(let #local: Value = #code;));
-                    rest.push(quote!(Cow::Owned(#local)));
-                }
-                compiler.uses.jp = true;
-                compiler.uses.cow = true;
-                inserts.push(quote!(
-                    m.insert(String::from(#key), jp::merge(vec![Cow::Owned(v), #(#rest),*])?);
-                ));
-                continue;
-            }
+        ast @ (Ast::MultiSelectHash(_) | Ast::FunctionCall { .. }) => {
+            owned_code(&mut compiler, ast, &input)?
         }
-        let local = format_ident!("value_{}", i);
-        let code = compiler.node(&pair.value, &input)?.into_owned();
-        locals.push(quote!(let #local: Value = #code;));
-        inserts.push(quote!(m.insert(String::from(#key), #local);));
-    }
+        _ => return None,
+    };
     let Uses { jp, cow, lazy, .. } = compiler.uses;
     let mut imports = quote!(use #rt::value::{Map, Value};);
     if jp {
@@ -142,22 +103,168 @@ pub fn compile_owned_function(
     if lazy {
         imports.extend(quote!(use #rt::once_cell::sync::Lazy;));
     }
-    let n = Literal::usize_unsuffixed(pairs.len());
     Some(quote! {
         #[doc = #doc]
         fn #name(v: #rt::value::Value) -> ::core::result::Result<#rt::value::Value, #rt::jmespath::JmesError> {
             #imports
-            if v.is_null() {
-                return Ok(Value::Null);
-            }
-            let r = &v;
-            #(#locals)*
-            let _ = r;
-            let mut m = Map::with_capacity(#n);
-            #(#inserts)*
-            Ok(Value::Object(m))
+            let value = #body;
+            Ok(value)
         }
     })
+}
+
+/// `[@][]`: the input in a list, flattened one level.
+fn lists_the_input(left: &Ast) -> bool {
+    match left {
+        Ast::Flatten(inner) => {
+            matches!(&**inner, Ast::MultiSelectList(items) if matches!(items.as_slice(), [Ast::Current]))
+        }
+        _ => false,
+    }
+}
+
+/// `[@][].right` on the owned `input`: null on null; else each item of the input (an array) or
+/// the input itself, with `right` moving it into its result, null results dropped.
+fn owned_projection(compiler: &mut Compiler, right: &Ast, input: &Ident) -> Option<TokenStream> {
+    let item = compiler.fresh("item");
+    let code = owned_code(compiler, right, &item)?;
+    let (items, out, r) = (
+        compiler.fresh("items"),
+        compiler.fresh("out"),
+        compiler.fresh("r"),
+    );
+    compiler.uses.value = true;
+    Some(quote!(if #input.is_null() {
+        Value::Null
+    } else {
+        let #items = match #input {
+            Value::Array(#items) => #items,
+            other => vec![other],
+        };
+        let mut #out = Vec::with_capacity(#items.len());
+        for #item in #items {
+            let #r = #code;
+            if !#r.is_null() {
+                #out.push(#r);
+            }
+        }
+        Value::Array(#out)
+    }))
+}
+
+/// Whether `node` places the input itself in its result: `@`, or a multi-select hash or
+/// `merge(…)` with such a part.
+fn takes_input(node: &Ast) -> bool {
+    match node {
+        Ast::Current => true,
+        Ast::MultiSelectHash(pairs) => pairs.iter().any(|p| takes_input(&p.value)),
+        Ast::FunctionCall { name, args } => name == "merge" && args.iter().any(takes_input),
+        _ => false,
+    }
+}
+
+/// Whether `node` [`takes_input`] and cannot fail: `@`, or a multi-select hash of literals and
+/// one such part. It may then move the input after what was written after it has read the
+/// input: no error can come from it first.
+fn takes_input_infallibly(node: &Ast) -> bool {
+    match node {
+        Ast::Current => true,
+        Ast::MultiSelectHash(pairs) => {
+            pairs.iter().filter(|p| takes_input(&p.value)).count() == 1
+                && pairs
+                    .iter()
+                    .all(|p| matches!(p.value, Ast::Literal(_)) || takes_input_infallibly(&p.value))
+        }
+        _ => false,
+    }
+}
+
+/// The one of `parts` that takes the input, when exactly one does, and when the parts evaluated
+/// after it can be evaluated before it instead (it cannot fail, or they are literals).
+fn the_part_taking_input<'a>(parts: impl Iterator<Item = &'a Ast> + Clone) -> Option<usize> {
+    let mut taking = parts.clone().enumerate().filter(|(_, p)| takes_input(p));
+    let (at, part) = taking.next()?;
+    if taking.next().is_some() {
+        return None;
+    }
+    let reorderable =
+        takes_input_infallibly(part) || parts.skip(at + 1).all(|p| matches!(p, Ast::Literal(_)));
+    reorderable.then_some(at)
+}
+
+/// `node` on the owned `input` (a `Value` binding), moving the input into the result where
+/// [`takes_input`] places it. Everything else `node` evaluates reads the input first, by
+/// reference, in the reference's order, except that the part taking the input comes last —
+/// allowed only where that cannot change which error comes first
+/// ([`the_part_taking_input`]). `None` for shapes this does not cover.
+fn owned_code(compiler: &mut Compiler, node: &Ast, input: &Ident) -> Option<TokenStream> {
+    compiler.uses.value = true;
+    match node {
+        Ast::Current => Some(quote!(#input)),
+        Ast::MultiSelectHash(pairs) => {
+            let moving = the_part_taking_input(pairs.iter().map(|p| &p.value))?;
+            let (r, m) = (compiler.fresh("r"), compiler.fresh("m"));
+            let mut reads = Vec::new();
+            let mut inserts = Vec::new();
+            for (i, pair) in pairs.iter().enumerate() {
+                let key = &pair.key;
+                if i == moving {
+                    let code = owned_code(compiler, &pair.value, input)?;
+                    inserts.push(quote!(#m.insert(String::from(#key), #code);));
+                    continue;
+                }
+                let local = compiler.fresh("value");
+                let code = compiler.node(&pair.value, &r)?.into_owned();
+                reads.push(quote!(let #local: Value = #code;));
+                inserts.push(quote!(#m.insert(String::from(#key), #local);));
+            }
+            compiler.uses.map = true;
+            let n = Literal::usize_unsuffixed(pairs.len());
+            Some(quote!(if #input.is_null() {
+                Value::Null
+            } else {
+                let #r = &#input;
+                #(#reads)*
+                let _ = #r;
+                let mut #m = Map::with_capacity(#n);
+                #(#inserts)*
+                Value::Object(#m)
+            }))
+        }
+        Ast::FunctionCall { name, args } if name == "merge" => {
+            // As `Compiler::node` compiles merge: not with key/value pairs after the first.
+            if args.iter().skip(1).any(may_be_array) {
+                return None;
+            }
+            let moving = the_part_taking_input(args.iter())?;
+            let r = compiler.fresh("r");
+            let mut reads = Vec::new();
+            let mut parts = Vec::new();
+            let mut moved = None;
+            for (i, arg) in args.iter().enumerate() {
+                let local = compiler.fresh("arg");
+                if i == moving {
+                    let code = owned_code(compiler, arg, input)?;
+                    moved = Some(quote!(let #local: Value = #code;));
+                    parts.push(quote!(Cow::Owned(#local)));
+                    continue;
+                }
+                let code = compiler.node(arg, &r)?.into_owned();
+                reads.push(quote!(let #local: Value = #code;));
+                parts.push(quote!(Cow::Owned(#local)));
+            }
+            compiler.uses.jp = true;
+            compiler.uses.cow = true;
+            Some(quote!({
+                let #r = &#input;
+                #(#reads)*
+                let _ = #r;
+                #moved
+                jp::merge(vec![#(#parts),*])?
+            }))
+        }
+        _ => None,
+    }
 }
 
 /// Test and bench support: the `__compiled_jmespath_table!` macro's expansion. Reads the JSON
@@ -698,21 +805,6 @@ fn literal(value: &Value, uses: &mut Uses) -> Option<Code> {
 }
 
 /// Whether `node` could evaluate to an array (conservatively `true` when unknown).
-/// Whether a multi-select hash's value takes the input itself, so that the input can move into
-/// it: `@`, or `merge(@, …)` whose other arguments are objects (as [`Compiler::node`] compiles
-/// merge).
-fn takes_input(node: &Ast) -> bool {
-    match node {
-        Ast::Current => true,
-        Ast::FunctionCall { name, args } => {
-            name == "merge"
-                && matches!(args.first(), Some(Ast::Current))
-                && !args.iter().skip(1).any(may_be_array)
-        }
-        _ => false,
-    }
-}
-
 fn may_be_array(node: &Ast) -> bool {
     match node {
         Ast::Literal(v) => v.is_array(),
@@ -785,10 +877,19 @@ mod tests {
             "{type: 'function', function: merge(@, {arguments: parameters || arguments || `{}`})}",
         )
         .unwrap();
-        assert!(llama.contains("Cow :: Owned (v)"), "{llama}");
+        assert!(llama.contains("Value = v ;"), "{llama}");
+        let mistral =
+            owned("[@][].merge(id && {id: id} || `{}`, {type: 'function', function: @})").unwrap();
+        assert!(mistral.contains("for item"), "{mistral}");
+        assert!(
+            mistral.contains("(String :: from (\"function\") , item1)"),
+            "the call is moved, not copied: {mistral}"
+        );
         assert!(owned("{type: 'function', function: @}").is_some());
-        // Another key that reads the input could fail first: not moved.
-        assert!(owned("{type: a.b, function: merge(@, {x: y})}").is_none());
+        // A key read before the merge reads the input first, as the reference does.
+        assert!(owned("{type: a.b, function: merge(@, {x: y})}").is_some());
+        // One read after it could fail before the merge: not moved.
+        assert!(owned("{function: merge(@, {x: y}), type: a.b}").is_none());
         // Two keys take the input.
         assert!(owned("{a: @, b: merge(@, {x: y})}").is_none());
         // A merge whose later arguments may be arrays is not compiled at all.
