@@ -515,9 +515,9 @@ impl Planner {
                         pointer: &t.pointer,
                     };
                 }
-                // Other transforms that move the parsed value into their result (`[@][].{…}`,
-                // `[].{…}`) go through the interpreter's owned path; compiled code takes the
-                // value by reference and would copy it.
+                // Other transforms that move the parsed value into their result (`[].{…}`) go
+                // through the interpreter's owned path; compiled code takes the value by
+                // reference and would copy it.
                 let compiled = (!t.expression.moves_data())
                     .then(|| {
                         crate::jmespath::compile_function(&t.expression, &ident, &doc, &self.rt)
