@@ -2,8 +2,9 @@
 //!
 //! `parse_profile NAME SIZE N [generated|interpreter]` parses one message N times inside
 //! `measured_loop`, after one warm-up parse. SIZE is `tiny`, `one_call` (the family's
-//! `examples/NAME/tool_call.txt` without its end-of-turn token), or a byte count (prose, then
-//! that example, as `peer/benches/peer.rs` builds its 4 KB and 64 KB inputs). Count one parse as
+//! `examples/NAME/tool_call.txt` without its end-of-turn token), a byte count (prose, then
+//! that example, as `peer/benches/peer.rs` builds its 4 KB and 64 KB inputs), or `@PATH` (a
+//! file's text as it is). Count one parse as
 //! (count at N=2000 − count at N=1000) / 1000:
 //!
 //! ```sh
@@ -58,6 +59,8 @@ fn main() {
     let text = match size {
         "tiny" => TINY.to_owned(),
         "one_call" => call.to_owned(),
+        // `@PATH`: the text of a file, as it is (a family's own plain answer, …).
+        path if path.starts_with('@') => std::fs::read_to_string(&path[1..]).expect("@PATH"),
         bytes => {
             let len: usize = bytes.parse().expect(usage);
             format!("{}\n\n{call}", prose(len - call.len().min(len / 2) - 2))
