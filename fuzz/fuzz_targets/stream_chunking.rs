@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
         }
         // A call closed while the text streams (an object), or at the end the calls not sent
         // yet (an array).
-        Event::RegionClose { field, value } if field == "tool_calls" => match value {
+        Event::RegionClose {
+            field: "tool_calls",
+            value,
+        } => match value {
             Value::Array(rest) => calls.extend(rest),
             value => calls.push(value),
         },
