@@ -192,6 +192,14 @@ fn the_part_taking_input<'a>(parts: impl Iterator<Item = &'a Ast> + Clone) -> Op
     reorderable.then_some(at)
 }
 
+/// Whether a part of `parts` other than the one at `moving` (which takes the input) may read the
+/// input: anything but a literal. Only then is the input borrowed for them.
+fn reads_input<'a>(parts: impl Iterator<Item = &'a Ast>, moving: usize) -> bool {
+    parts
+        .enumerate()
+        .any(|(i, p)| i != moving && !matches!(p, Ast::Literal(_)))
+}
+
 /// `node` on the owned `input` (a `Value` binding), moving the input into the result where
 /// [`takes_input`] places it. Everything else `node` evaluates reads the input first, by
 /// reference, in the reference's order, except that the part taking the input comes last —
@@ -220,12 +228,13 @@ fn owned_code(compiler: &mut Compiler, node: &Ast, input: &Ident) -> Option<Toke
             }
             compiler.uses.map = true;
             let n = Literal::usize_unsuffixed(pairs.len());
+            let borrow = reads_input(pairs.iter().map(|p| &p.value), moving)
+                .then(|| quote!(let #r = &#input;));
             Some(quote!(if #input.is_null() {
                 Value::Null
             } else {
-                let #r = &#input;
+                #borrow
                 #(#reads)*
-                let _ = #r;
                 let mut #m = Map::with_capacity(#n);
                 #(#inserts)*
                 Value::Object(#m)
@@ -255,10 +264,10 @@ fn owned_code(compiler: &mut Compiler, node: &Ast, input: &Ident) -> Option<Toke
             }
             compiler.uses.jp = true;
             compiler.uses.cow = true;
+            let borrow = reads_input(args.iter(), moving).then(|| quote!(let #r = &#input;));
             Some(quote!({
-                let #r = &#input;
+                #borrow
                 #(#reads)*
-                let _ = #r;
                 #moved
                 jp::merge(vec![#(#parts),*])?
             }))
