@@ -3,7 +3,8 @@
 //!
 //! `fuzz_regressions/spec_load_parse-*` are `spec_load_parse` inputs: `[seed, spec text, 0,
 //! output]`. The property is the target's: a spec that loads streams every output, in any
-//! chunks, to its one-shot parse.
+//! chunks, to its one-shot parse. `fuzz_regressions/derive_template-*` are `derive_template`
+//! inputs, `[seed, template text, 0, output]`, replayed with that target's property.
 
 mod support;
 
@@ -439,4 +440,53 @@ fn functionary_v3_2_all_terminator_inside_a_separator_run_ends_the_calls() {
             }
         }
     }
+}
+
+/// A kept `derive_template` input (`tests/fuzz_regressions/NAME`): its seed, template text and
+/// output.
+fn derive_template_input(name: &str) -> (u8, String, String) {
+    // The same layout as `spec_load_parse`'s: `[seed, template, 0, output]`.
+    spec_load_parse_input(name)
+}
+
+/// Every kept `derive_template` input holds the target's property: deriving gives a schema or
+/// a `DeriveError` (never a panic), and a derived schema streams its output, in any chunks, to
+/// the one-shot parse.
+#[test]
+fn kept_derive_template_inputs_derive_or_fail_cleanly() {
+    let dir = repo_root().join("tests/fuzz_regressions");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("derive_template-"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 2, "kept inputs: {names:?}");
+    for name in names {
+        let (seed, template, output) = derive_template_input(&name);
+        let Ok(derived) = chatparse::derive::derive(&template) else {
+            continue;
+        };
+        let spec = Spec::from_json_str(&derived.spec.to_string())
+            .unwrap_or_else(|e| panic!("{name}: a derived schema loads: {e}"));
+        assert_chunking_invariant(&spec, &output, seed);
+    }
+}
+
+/// `derive_template` found (input kept in
+/// tests/fuzz_regressions/derive_template-value-quote-char-boundary): when an argument's value
+/// reads back in no form, the `DeriveError` quotes up to 80 bytes of the rendered text after
+/// the argument's name, and byte 80 fell inside a `▁` (U+2581, 3 bytes): the quote sliced the
+/// character and panicked. The quote now ends at the last whole character.
+#[test]
+fn a_quote_of_rendered_text_ends_on_a_character_boundary() {
+    let (_, template, _) = derive_template_input("derive_template-value-quote-char-boundary");
+    let err = match chatparse::derive::derive(&template) {
+        Ok(_) => panic!("the template derives, but its argument value cannot be read back"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("is written in no form that reads back"),
+        "{err}"
+    );
 }

@@ -793,7 +793,7 @@ fn value_writing(
         let Some((delim, kind, text)) = found else {
             return fail(format!(
                 "the value {v} is written in no form that reads back ({:?})",
-                &after[..after.len().min(80)]
+                super::text::head(after, 80)
             ));
         };
         if kind == "python" && text != json_text {

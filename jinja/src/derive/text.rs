@@ -25,6 +25,16 @@ pub fn common_suffix_len(a: &str, b: &str) -> usize {
     n
 }
 
+/// The longest start of `s` that is at most `max` bytes long and ends on a character boundary
+/// (for quoting a piece of rendered text in a message: byte slicing may cut inside a character).
+pub fn head(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 fn opens(c: char) -> bool {
     c == '<' || c == '['
 }
@@ -157,6 +167,16 @@ pub fn alt(alts: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heads_end_on_character_boundaries() {
+        // '｜' is bytes 2..5: a cut at 3 or 4 falls back to 2.
+        assert_eq!(head("ab｜c", 3), "ab");
+        assert_eq!(head("ab｜c", 4), "ab");
+        assert_eq!(head("ab｜c", 5), "ab｜");
+        assert_eq!(head("ab｜c", 80), "ab｜c");
+        assert_eq!(head("", 80), "");
+    }
 
     #[test]
     fn markers_are_not_split() {
