@@ -5,7 +5,8 @@ Seeds: every conformance case of a shipped schema (tests/conformance/expected), 
 `[selector, seed, output]` with the selector of its name (the shipped names in sorted order, as
 src/lib.rs decodes them) and a few chunking seeds; for spec_load_parse, every shipped schema and
 response template followed by a NUL and outputs of that family; for derive_template, every stored
-chat template; for grammar_tools, the render corpus' tools for every family. The dictionary holds every marker
+chat template; for grammar_tools, the render corpus' tools for every family; and every input
+tests/fuzz_regressions keeps, for the target that found it. The dictionary holds every marker
 of the stream profiles (schemas/streaming) plus JSON and tag punctuation, so that mutations splice
 real delimiters. Run from anywhere; idempotent.
 """
@@ -71,6 +72,14 @@ def main():
         for choice in (0, 1, 2, 3, 4):
             write("grammar_tools", bytes([selector, choice]) + tools)
     write("grammar_tools", bytes([0, 0]) + b'[{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}}]')
+
+    # Every input a target found and tests/fuzz_regressions keeps (named TARGET-…) seeds that
+    # target again, so each smoke run replays them.
+    all_targets = TARGETS + ["spec_load_parse", "derive_template", "grammar_tools"]
+    for path in sorted((ROOT / "tests/fuzz_regressions").iterdir()):
+        target = next((t for t in all_targets if path.name.startswith(t + "-")), None)
+        if target is not None:
+            write(target, path.read_bytes())
 
     tokens = set()
     for path in (ROOT / "schemas/streaming").glob("*.json"):
