@@ -122,8 +122,10 @@ pub mod {name} {{
     pub const CHECK: Check = Check::{variant};
     /// Whether the check understands every marker-free answer (known when this is compiled:
     /// then the marker-free path skips it).
-    const MARKER_FREE_UNDERSTOOD: bool =
-        CHECK.understands_marker_free_answers_without(schema_only::MARKER_FREE_LITERALS);
+    const MARKER_FREE_UNDERSTOOD: bool = CHECK.understands_marker_free_answers_after(
+        schema_only::MARKER_FREE_HEAD,
+        schema_only::MARKER_FREE_LITERALS,
+    );
     /// The schema the check reads its patterns from.
     static CHECKED_SCHEMA: std::sync::LazyLock<crate::Schema> = std::sync::LazyLock::new(|| {{
         crate::Schema::from_json_str(SCHEMA).expect(\"a shipped schema is valid\")

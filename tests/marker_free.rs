@@ -36,6 +36,12 @@ const SPACES: &[&str] = &[
     " \n\t\u{3000} ",
 ];
 
+/// Recipient headers (functionary v3.2) in front of a body: `all\n` and near misses.
+const HEADS: &[&str] = &[
+    "all\n", "all \n", "all\r\n", "all\n\n", "all\n ", "all", "all ", "alll\n", "al\n", "ALL\n",
+    "f\n",
+];
+
 /// Bodies without markers, and with single characters markers start with.
 const BODIES: &[&str] = &[
     TINY,
@@ -67,6 +73,13 @@ fn inputs(schema_text: &str) -> Vec<String> {
         for lead in SPACES {
             for trail in SPACES {
                 out.push(format!("{lead}{body}{trail}"));
+            }
+            // Functionary v3.2's plain answer starts with its `all` recipient; a head that is
+            // almost it must not take its answer.
+            for head in HEADS {
+                for trail in ["", "\n", " \n\t\u{3000} "] {
+                    out.push(format!("{lead}{head}{body}{trail}"));
+                }
             }
         }
     }
@@ -195,6 +208,7 @@ fn marker_free_answers_agree_on_random_text() {
             .map(|d| d.chars().take(d.chars().count().max(2) - 1).collect())
             .collect();
         let piece = prop_oneof![
+            1 => proptest::sample::select(HEADS).prop_map(str::to_owned),
             3 => proptest::sample::select(cut),
             3 => proptest::sample::select(SPACES).prop_map(str::to_owned),
             3 => "[a-zA-Z<>\\[\\]{}|=:!?. ]{0,8}".prop_map(String::from),
@@ -217,7 +231,8 @@ fn marker_free_answers_agree_on_random_text() {
 
 /// Which schemas answer the tiny message without any pattern: every schema but functionary
 /// v3.2, whose substitution puts `>>>` in front of every message, where its root pattern reads
-/// a call when a line break follows the first word (the analysis does not cover it). A schema
+/// a call when a line break follows the first word, and whose check refuses text without a
+/// recipient (its marker-free answer covers its plain answer `all\n…`: the next test). A schema
 /// leaving the list (a changed pattern, a weaker analysis) is a performance regression to look
 /// at, not a wrong answer.
 #[test]
@@ -228,4 +243,35 @@ fn the_tiny_message_takes_the_marker_free_path() {
         .map(|(name, _)| *name)
         .collect();
     assert_eq!(not_taken, ["functionary_v3_2"]);
+}
+
+/// Functionary v3.2's own plain answer (its template writes `>>>all\n` and the text; the prompt
+/// ends with the `>>>`, and a server strips the `<|eot_id|>`) takes the marker-free path, with
+/// the interpreter's message; a call, or text without the recipient, does not.
+#[test]
+fn functionary_v3_2s_plain_answer_takes_the_marker_free_path() {
+    let subject = Subject::new("functionary_v3_2");
+    let example = std::fs::read_to_string(
+        support::repo_root().join("examples/functionary_v3_2/plain_answer.txt"),
+    )
+    .unwrap();
+    let answer = example.strip_suffix("<|eot_id|>").unwrap();
+    assert!(answer.starts_with("all\n"));
+    for text in [
+        answer,
+        "all\nHi",
+        " all\nTwo\nlines.\n",
+        &format!("all\n{TINY}"),
+    ] {
+        assert!((subject.marker_free)(text), "{text:?}");
+        subject.compare(text).unwrap();
+    }
+    let message = chatparse::models::functionary_v3_2::parse(answer)
+        .unwrap()
+        .unwrap();
+    assert_eq!(message.content.as_deref(), Some(&answer[4..]));
+    for text in [TINY, "all\n", "all Hi", "get_weather\n{}", "all\n>>>f\n{}"] {
+        assert!(!(subject.marker_free)(text), "{text:?}");
+        subject.compare(text).unwrap();
+    }
 }

@@ -16,6 +16,12 @@
 //!   stripped of Python white space (not taking part when nothing is left), and every other group
 //!   takes no part. So that group's property is the stripped text, and every other property is
 //!   absent.
+//! - **A root substitution that always writes a literal** (`^\s*(?:L)?` → `L`, functionary
+//!   v3.2's `>>>`; `PyRegex::optional_literal_after_space`): with `L` absent, the text becomes
+//!   `L` and the text without its leading white space. The root pattern's answer is then known
+//!   only where its literal after `L` (a head, `all\n` for functionary's plain answer) follows
+//!   (`PyRegex::after_literal_analysis`); the generated code checks that head
+//!   (`support::after_head`) and answers `None` for other outputs.
 //! - **A root without `x-regex` whose properties each search the text** (gpt-oss, Command R7B):
 //!   when each property's first pattern requires a marker, each finds nothing and the property is
 //!   absent.
@@ -47,9 +53,14 @@ pub struct MarkerFree {
     /// The struct's fields in order: the field, and whether it holds the stripped text
     /// (`Some(how, when)`) or is absent (`None`).
     fields: Vec<(String, Option<(Stripped, When)>)>,
-    /// The root's last substitution puts `literal` in front of the text when its first non-space
-    /// character is none of `except` (`^\s*([^E\s])` → `L\1`).
+    /// The root's last substitution puts a literal in front of the text: when its first
+    /// non-space character is none of `except` (`^\s*([^E\s])` → `L\1`), or always
+    /// (`^\s*(?:L)?` → `L`).
     prefix: Option<Prefix>,
+    /// With an `Always` prefix: the text the output must start with, after its leading white
+    /// space, for the root pattern's answer to be known (its literal after the substitution's,
+    /// `all\n` for functionary v3.2); empty otherwise.
+    head: String,
     /// The struct's additional-properties field, always empty here.
     extras: Option<String>,
     /// The root struct's name.
@@ -75,13 +86,20 @@ enum When {
     NotPrefixed,
 }
 
-/// A last substitution `^\s*([^E\s])` → `L\1`.
+/// A last substitution that puts a literal in front of the text.
 #[derive(Debug)]
 struct Prefix {
-    /// `E`.
-    except: Vec<char>,
+    kind: PrefixKind,
     /// Its pointer.
     pointer: String,
+}
+
+#[derive(Debug)]
+enum PrefixKind {
+    /// `^\s*([^E\s])` → `L\1`: when the first non-space character is none of `E`.
+    Except(Vec<char>),
+    /// `^\s*(?:L)?` → `L`, `L` absent from the text: always, the leading white space removed.
+    Always,
 }
 
 /// `Some(markers)` when `pattern` can match only where one of `markers` occurs.
@@ -150,17 +168,23 @@ impl MarkerFree {
             extras: object.extras.as_ref().map(|e| e.field.clone()),
             struct_name: object.struct_name.clone(),
             prefix: None,
+            head: String::new(),
         };
         // The keys of the stripped text: without the prefix, and after it.
         let (stripped_key, prefixed_key) = match &node.regex {
             Some(pattern) => {
                 let literal = proof.root_substitutions(node)?;
-                let key = proof.whole_message(node, pattern)?;
+                // Behind an `Always` prefix the root pattern never reads the text as it is.
+                let key = if proof.always_prefixed() {
+                    None
+                } else {
+                    Some(proof.whole_message(node, pattern)?)
+                };
                 let prefixed = match literal {
                     Some(literal) => Some(proof.after_literal(node, pattern, &literal)?),
                     None => None,
                 };
-                (Some(key), prefixed)
+                (key, prefixed)
             }
             None if object.arms == ObjectArms::Text => {
                 proof.substitutions(node)?;
@@ -175,6 +199,10 @@ impl MarkerFree {
             }
             let nullable = optional(field.shape)?;
             let when = match (stripped_key, prefixed_key) {
+                // The root pattern reads only the prefixed text.
+                (None, Some(prefixed)) if proof.always_prefixed() => {
+                    (prefixed == field.key).then_some(When::Always)
+                }
                 // The property searches the whole text and finds nothing.
                 (None, _) => {
                     proof.finds_nothing(child.node)?;
@@ -231,17 +259,41 @@ impl MarkerFree {
             self.pointers.push(last.pattern.pointer.clone());
             return Some(None);
         }
-        let except = last.pattern.regex.first_non_space_except()?;
-        let literal = last.replacement_source.strip_suffix("\\1")?;
+        let (kind, literal) = match last.pattern.regex.first_non_space_except() {
+            Some(except) => (
+                PrefixKind::Except(except),
+                last.replacement_source.strip_suffix("\\1")?,
+            ),
+            None => {
+                let literal = last.pattern.regex.optional_literal_after_space()?;
+                if last.replacement_source != literal {
+                    return None;
+                }
+                // With the literal absent, the substitution only removes the leading white space.
+                self.markers.push(literal);
+                (PrefixKind::Always, last.replacement_source.as_str())
+            }
+        };
         if literal.is_empty() || literal.contains('\\') {
             return None;
         }
         self.pointers.push(last.pattern.pointer.clone());
         self.prefix = Some(Prefix {
-            except,
+            kind,
             pointer: last.pattern.pointer.clone(),
         });
         Some(Some(literal.to_owned()))
+    }
+
+    /// Whether the root's last substitution always puts its literal in front of the text.
+    fn always_prefixed(&self) -> bool {
+        matches!(
+            self.prefix,
+            Some(Prefix {
+                kind: PrefixKind::Always,
+                ..
+            })
+        )
     }
 
     /// The root pattern, run on `literal` and then marker-free text that starts with a non-space
@@ -253,9 +305,13 @@ impl MarkerFree {
         literal: &str,
     ) -> Option<&'n str> {
         let found = pattern.regex.after_literal_analysis()?;
-        if found.literal != literal {
+        // The pattern's literal is the substitution's, or (behind an `Always` prefix) that and
+        // a head the output itself must start with.
+        let head = found.literal.strip_prefix(literal)?;
+        if !head.is_empty() && !self.always_prefixed() {
             return None;
         }
+        self.head = head.to_owned();
         self.markers.extend(found.markers);
         Self::group_key(node, pattern, found.group)
     }
@@ -319,21 +375,38 @@ impl MarkerFree {
         };
         let markers = &self.markers;
         let name = format_ident!("{}", self.struct_name);
-        let prefixed = self.prefix.as_ref().map(|Prefix { except, .. }| {
-            quote! {
+        let head = &self.head;
+        let prefixed = self.prefix.as_ref().map(|Prefix { kind, .. }| match kind {
+            PrefixKind::Except(except) => quote! {
                 let prefixed = support::first_non_space(text)
                     .is_some_and(|c| !matches!(c, #(#except)|*));
+            },
+            PrefixKind::Always => quote! {
+                let text = after_head;
+            },
+        });
+        // The head first: it fails within a few bytes on the outputs that do not start so.
+        let head_check = self.always_prefixed().then(|| {
+            quote! {
+                let after_head = support::after_head(text, MARKER_FREE_HEAD)?;
             }
         });
         let prefix_doc = self
             .prefix
             .as_ref()
-            .map(|Prefix { except, pointer }| {
-                format!(
+            .map(|Prefix { kind, pointer }| match kind {
+                PrefixKind::Except(except) => format!(
                     "\n\n `prefixed`: `{pointer}` puts its literal in front of the text (its first \
                      non-space character is none of {except:?}), and the root pattern then reads \
                      all that follows the literal, stripped, as the literal's field."
-                )
+                ),
+                PrefixKind::Always => format!(
+                    "\n\n `{pointer}` puts its literal in front of every text, the leading white \
+                     space removed; the root pattern then reads all that follows the literal and \
+                     `{}` (`MARKER_FREE_HEAD`, which the output must start with, then a character \
+                     that is not white space), stripped, as its field. Other outputs get `None`.",
+                    head.escape_debug()
+                ),
             })
             .unwrap_or_default();
         let fields = self.fields.iter().map(|(field, value)| {
@@ -390,6 +463,9 @@ impl MarkerFree {
             /// The literals whose absence from an output [`parse_marker_free`] needs to answer
             /// it (none of them present: it answers).
             pub const MARKER_FREE_LITERALS: &[&str] = &[#(#markers),*];
+            /// The text an output must start with, after its leading white space, for
+            /// [`parse_marker_free`] to answer it (empty: no such condition).
+            pub const MARKER_FREE_HEAD: &str = #head;
             #[doc = #doc]
             #[inline]
             pub fn parse_marker_free<'a>(text: &'a str) -> Option<#ty> {
@@ -397,6 +473,7 @@ impl MarkerFree {
                     first_bytes: #first_bytes,
                     literals: MARKER_FREE_LITERALS,
                 };
+                #head_check
                 if !MARKERS.absent_in(text) {
                     return None;
                 }
@@ -411,6 +488,8 @@ impl MarkerFree {
         quote! {
             /// Empty: [`parse_marker_free`] never answers.
             pub const MARKER_FREE_LITERALS: &[&str] = &[];
+            /// Empty: [`parse_marker_free`] never answers.
+            pub const MARKER_FREE_HEAD: &str = "";
             /// Always `None`: this schema's shape is not one whose marker-free answer is proven
             /// when the parser is generated (`chatparse-codegen`'s `marker_free.rs`).
             #[inline]

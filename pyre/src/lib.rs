@@ -655,16 +655,22 @@ impl PyRegex {
         })
     }
 
-    /// For a pattern `^(?:L X)?Y` (`L` a literal): what a search of `L + R` answers when `R`
-    /// starts with a non-space character and holds none of the returned markers — the match
-    /// from 0, group `group` is `R` stripped of white space, and every other group takes no
-    /// part (see `engine/prefilter.rs`, `after_literal`).
+    /// For a pattern `^(?:L X)?Y` (`L` a literal; also inside an outer `(?:…)?`): what a search
+    /// of `literal + R` answers when `R` starts with a non-space character and holds none of
+    /// the returned markers — the match from 0, group `group` is `R` stripped of white space,
+    /// and every other group takes no part (see `engine/prefilter.rs`, `after_literal`). The
+    /// literal is `L`, or `L` and the text of a head `X` starts with (functionary v3.2's
+    /// `>>>all` and `[ \t]*\r?\n`: `>>>all\n`).
     ///
     /// ```
     /// use chatparse_pyre::PyRegex;
     /// let re = PyRegex::new(r"^(?:<t>\s*(?:(?P<r>\S(?:.*?\S)??)\s*)??(?:</t>|$))?\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??$").unwrap();
     /// let found = re.after_literal_analysis().unwrap();
     /// assert_eq!((found.literal.as_str(), found.group, &found.markers[..]), ("<t>", 1, &["</t>".to_string()][..]));
+    /// let re = PyRegex::new(r"^(?:(?:>>>all[ \t]*\r?\n\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??)?(?:(?P<calls>>>>\w+\n.*?)\s*)?(?:<\|eot_id\|>|$))?").unwrap();
+    /// let found = re.after_literal_analysis().unwrap();
+    /// assert_eq!((found.literal.as_str(), found.group), (">>>all\n", 1));
+    /// assert_eq!(found.markers, ["<|eot_id|>", ">>>"]);
     /// ```
     pub fn after_literal_analysis(&self) -> Option<AfterLiteral> {
         let found = engine::prefilter::after_literal(&self.ast.root)?;
@@ -687,6 +693,21 @@ impl PyRegex {
     /// ```
     pub fn first_non_space_except(&self) -> Option<Vec<char>> {
         engine::prefilter::first_non_space_except(&self.ast.root)
+    }
+
+    /// The literal `L` when the pattern is exactly `^\s*(?:L)?`: on a text without `L` it
+    /// matches the leading white space only, so `re.sub` with the replacement `L` puts `L` in
+    /// front of the text with its leading white space removed (functionary v3.2's root
+    /// substitution).
+    ///
+    /// ```
+    /// use chatparse_pyre::PyRegex;
+    /// assert_eq!(PyRegex::new(r"^\s*(?:>>>)?").unwrap().optional_literal_after_space().as_deref(), Some(">>>"));
+    /// assert_eq!(PyRegex::new(r"^\s*(?:>>>)??").unwrap().optional_literal_after_space(), None);
+    /// assert_eq!(PyRegex::new(r"^\s*(?:>>>|x)?").unwrap().optional_literal_after_space(), None);
+    /// ```
+    pub fn optional_literal_after_space(&self) -> Option<String> {
+        engine::prefilter::optional_literal_after_space(&self.ast.root)
     }
 
     /// The Python pattern this was built from.

@@ -652,3 +652,52 @@ fn catastrophic_backtracking_is_a_typed_error_within_the_budget() {
     let hay = "a".repeat(5000);
     assert_eq!(r.find_iter(&hay).count(), 5000);
 }
+
+#[test]
+fn the_answer_after_a_literal_and_a_head_is_the_engines() {
+    // functionary v3.2's root pattern (schemas/functionary_v3_2.json): its plain answer is
+    // `>>>all\n` and the text (the root substitution writes the `>>>`).
+    let p = r"^(?:(?:>>>all[ \t]*\r?\n\s*(?:(?P<content>\S(?:.*?\S)??)\s*)??)?(?:(?P<tool_calls>>>>[^\s>]+[ \t]*\r?\n(?:.*?\S)??)\s*)?(?:>>>all[ \t]*\r?\n.*|>>>[^\s>]*$|<\|eot_id\|>|$))?";
+    let found = PyRegex::new(p).unwrap().after_literal_analysis().unwrap();
+    assert_eq!(found.literal, ">>>all\n");
+    assert_eq!(found.group, 1);
+    assert_eq!(found.markers, ["<|eot_id|>", ">>>"]);
+    let mut engine = PyRegex::new(p).unwrap();
+    engine.disable_fast_paths();
+    for rest in [
+        "x",
+        "Hello! How can I help you today?",
+        "a\nb",
+        "Line one.\n\nLine two.\n",
+        "x \u{3000}\u{85}",
+        "all\nagain",
+        "get_weather\n{}",
+        "a>b <|eot_id",
+        "\u{200b} zero-width is not white space",
+    ] {
+        let hay = format!("{}{rest}", found.literal);
+        let caps = engine.search(&hay).unwrap().unwrap();
+        assert_eq!(caps.span(0), Some((0, hay.len())), "{hay:?}");
+        let want =
+            stripped_span(rest).map(|(a, b)| (a + found.literal.len(), b + found.literal.len()));
+        assert_eq!(caps.span(1), want, "{hay:?}");
+        assert_eq!(caps.span(2), None, "{hay:?}");
+    }
+    // Heads sre could match another way are refused: a class that takes the head's next
+    // character, or an optional item with no exact character after it.
+    for p in [
+        r"^(?:<a>[ \n]*\n\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??)?(?:<e>|$)",
+        r"^(?:<a>\n[ \t]*\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??)?(?:<e>|$)",
+        r"^(?:<a>(\n)\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??)?(?:<e>|$)",
+    ] {
+        assert!(
+            PyRegex::new(p).unwrap().after_literal_analysis().is_none(),
+            "{p}"
+        );
+    }
+    let found = PyRegex::new(r"^(?:<a>[ \t]*\n\s*(?:(?P<c>\S(?:.*?\S)??)\s*)??)?(?:<e>|$)")
+        .unwrap()
+        .after_literal_analysis()
+        .unwrap();
+    assert_eq!(found.literal, "<a>\n");
+}

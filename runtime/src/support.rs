@@ -932,6 +932,30 @@ pub fn stripped(text: &str) -> Option<&str> {
     text.get(start..end)
 }
 
+/// What follows `head` in `text` after its leading Python white space, when that is there and
+/// starts with a character that is not white space; `None` otherwise. The text a marker-free
+/// answer reads after a substitution `^\s*(?:L)?` → `L` and a root pattern's literal `L` and
+/// head (functionary v3.2's plain answer `all\n…`).
+///
+/// ```
+/// use chatparse_runtime::__private::after_head;
+/// assert_eq!(after_head(" \nall\nHi there ", "all\n"), Some("Hi there "));
+/// assert_eq!(after_head("all\n Hi", "all\n"), None);
+/// assert_eq!(after_head("all Hi", "all\n"), None);
+/// assert_eq!(after_head("all\n", "all\n"), None);
+/// assert_eq!(after_head("\u{3000}Hi", ""), Some("Hi"));
+/// ```
+#[inline]
+pub fn after_head<'a>(text: &'a str, head: &str) -> Option<&'a str> {
+    let rest = text
+        .trim_start_matches(crate::pyre::unicode::is_space)
+        .strip_prefix(head)?;
+    rest.chars()
+        .next()
+        .is_some_and(|c| !crate::pyre::unicode::is_space(c))
+        .then_some(rest)
+}
+
 /// The first character of `text` that is not Python white space (what `^\s*(.)` would read).
 ///
 /// ```

@@ -431,7 +431,11 @@ fn strip_group(node: &Node) -> Option<usize> {
 /// first path at the end is `\s*` empty, its group skipped, `$`: every group of `Y` takes no
 /// part. (`X` ends in `$` after a greedy `\s*`, so it ends at the very end.) This is what
 /// DeepSeek R1's, ERNIE 4.5's and MiniMax M2's root patterns answer after their substitution
-/// `^\s*([^<\s])` → `<think>\1` put `<think>` in front of a plain answer.
+/// `^\s*([^<\s])` → `<think>\1` put `<think>` in front of a plain answer. Two wider shapes give
+/// the same answer: `^(?:(?:L X)?Y)?` (the outer group is taken), and `X Y` that reduce only
+/// together, to a head and then the whole-message shape ([`after_a_head`]): the literal is then
+/// `L` and the head's text, which is what functionary v3.2's root pattern answers on its plain
+/// answer `>>>all\n…`.
 #[derive(Debug, Clone)]
 pub(crate) struct AfterLiteral {
     pub(crate) literal: String,
@@ -447,6 +451,7 @@ pub(crate) fn after_literal(root: &Node) -> Option<AfterLiteral> {
     let Node::Concat(items) = root else {
         return None;
     };
+    let items = whole_optional(items);
     let [Node::Assert(Assertion::TextStart), Node::Repeat {
         node,
         min: 0,
@@ -472,21 +477,151 @@ pub(crate) fn after_literal(root: &Node) -> Option<AfterLiteral> {
     if literal.is_empty() {
         return None;
     }
-    let anchored = |tail: Vec<Node>| {
-        let mut items = vec![Node::Assert(Assertion::TextStart)];
-        items.extend(tail);
-        Node::Concat(items)
-    };
-    let mut markers = Vec::new();
-    let group = strip_group(&reduce(&anchored(x.cloned().collect()), &mut markers)?)?;
-    strip_group(&reduce(&anchored(rest.to_vec()), &mut markers)?)?;
+    let x: Vec<Node> = x.cloned().collect();
+    let (head, group, mut markers) = separately(&x, rest).or_else(|| after_a_head(&x, rest))?;
+    literal.push_str(&head);
     markers.sort();
     markers.dedup();
+    // A marker holding another is absent whenever that one is (`>>>all` beside `>>>`).
+    let all = markers.clone();
+    markers.retain(|m| !all.iter().any(|o| o != m && m.contains(o.as_str())));
     Some(AfterLiteral {
         literal,
         group,
         markers,
     })
+}
+
+/// `items` without a greedy optional group around all that follows `^`: for `^(?:Z)?`, the
+/// items of `^Z`. Why that is exact here: sre tries `Z` first, and every answer this module
+/// gives is a match, so `Z`'s match is the pattern's.
+fn whole_optional(items: &[Node]) -> Vec<Node> {
+    if let [start @ Node::Assert(Assertion::TextStart), Node::Repeat {
+        node,
+        min: 0,
+        max: Some(1),
+        kind: RepeatKind::Greedy,
+    }] = items
+    {
+        if let Node::Concat(inner) = unwrap_concat(node) {
+            let mut out = vec![start.clone()];
+            out.extend(inner.iter().cloned());
+            return out;
+        }
+    }
+    items.to_vec()
+}
+
+fn anchored(tail: &[Node]) -> Node {
+    let mut items = vec![Node::Assert(Assertion::TextStart)];
+    items.extend(tail.iter().cloned());
+    Node::Concat(items)
+}
+
+/// `X` and `Y` each reduce to the whole-message shape (DeepSeek R1's `^(?:<think>…(?:</think>|$))?…`):
+/// no head, `X`'s group, and the markers.
+fn separately(x: &[Node], y: &[Node]) -> Option<(String, usize, Vec<String>)> {
+    let mut markers = Vec::new();
+    let group = strip_group(&reduce(&anchored(x), &mut markers)?)?;
+    strip_group(&reduce(&anchored(y), &mut markers)?)?;
+    Some((String::new(), group, markers))
+}
+
+/// `X Y` together reduce to a head `H` and then the whole-message shape (functionary v3.2's
+/// `^(?:(?:>>>all[ \t]*\r?\n\s*(?:(?P<content>…)\s*)??)?(?:(?P<tool_calls>>>>…)\s*)?(?:…|$))?`:
+/// `H` = `[ \t]*\r?\n`, and the `$` that ends the whole-message shape is `Y`'s). Reading `X Y` as
+/// one concatenation is exact because sre, having taken the optional group, backtracks into
+/// `X` before it gives the group up, and this concatenation has a match. The head's text `h`
+/// ([`head_text`]) is what the returned literal adds after `L`: on `L + h + R`, `H` matches `h`
+/// and nothing else, and the whole-message shape then reads `R`.
+fn after_a_head(x: &[Node], y: &[Node]) -> Option<(String, usize, Vec<String>)> {
+    let mut markers = Vec::new();
+    let mut joined = x.to_vec();
+    joined.extend(y.iter().cloned());
+    let Node::Concat(items) = reduce(&anchored(&joined), &mut markers)? else {
+        return None;
+    };
+    // `^`, the head, then `\s*`, the lazy optional group and `$`.
+    let head = items.get(1..items.len().checked_sub(3)?)?;
+    let group = strip_group(&anchored(items.get(items.len() - 3..)?))?;
+    Some((head_text(head)?, group, markers))
+}
+
+/// The text `h` a head matches when the text continues with `h` and then a character that is
+/// not white space, if sre has no other way to match it there: the head's exact characters
+/// spell `h`, and each of its other items is a greedy or lazy optional repetition (`?`, `*`)
+/// of one character class that matches neither the next exact character (so it repeats zero
+/// times: a greedy one's first try fails, a lazy one's first choice is zero and the rest
+/// matches) nor, with no exact character after it, any character at all (refused). No group
+/// may take part.
+fn head_text(head: &[Node]) -> Option<String> {
+    let mut text = String::new();
+    let mut pending: Vec<&Node> = Vec::new();
+    let mut sets = Vec::new();
+    for item in head {
+        match item {
+            Node::Char {
+                cp,
+                fold: Fold::None,
+            } => {
+                let c = char::from_u32(*cp)?;
+                for optional in pending.drain(..) {
+                    let one = super::charset::item_of(optional, &mut sets)?;
+                    if one.matches(&sets, c) {
+                        return None;
+                    }
+                }
+                text.push(c);
+            }
+            Node::Repeat {
+                node,
+                min: 0,
+                kind: RepeatKind::Greedy | RepeatKind::Lazy,
+                ..
+            } if !matches!(&**node, Node::Group { index: Some(_), .. }) => pending.push(node),
+            _ => return None,
+        }
+    }
+    pending.is_empty().then_some(text)
+}
+
+/// The literal `L` when `root` is exactly `^\s*(?:L)?` (Unicode `\s`, both greedy, `L` exact
+/// characters): on a text that does not hold `L`, the greedy `\s*` takes the leading white
+/// space and `L` cannot follow it, so the match is that white space, at 0 and nowhere else
+/// (`^`); `re.sub` with the replacement `L` then writes `L` in front of the text with its
+/// leading white space removed. Functionary v3.2's root substitution `^\s*(?:>>>)?` → `>>>`.
+pub(crate) fn optional_literal_after_space(root: &Node) -> Option<String> {
+    let Node::Concat(items) = root else {
+        return None;
+    };
+    let [Node::Assert(Assertion::TextStart), lead, Node::Repeat {
+        node,
+        min: 0,
+        max: Some(1),
+        kind: RepeatKind::Greedy,
+    }] = &items[..]
+    else {
+        return None;
+    };
+    if !is_ws_star(lead) {
+        return None;
+    }
+    let chars = match unwrap_concat(node) {
+        Node::Concat(chars) => &chars[..],
+        one => std::slice::from_ref(one),
+    };
+    let mut literal = String::new();
+    for c in chars {
+        let Node::Char {
+            cp,
+            fold: Fold::None,
+        } = c
+        else {
+            return None;
+        };
+        literal.push(char::from_u32(*cp)?);
+    }
+    (!literal.is_empty()).then_some(literal)
 }
 
 /// The characters `E` when `root` is exactly `^\s*([^E\s])` (Unicode `\s`, `E` literal

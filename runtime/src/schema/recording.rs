@@ -543,6 +543,38 @@ impl Check {
         true
     }
 
+    /// Whether [`Check::verify_marker_free`] is `Ok` for every text without any of `literals`
+    /// that starts, after its leading white space, with `head` and then a character that is not
+    /// white space (a generated parser's `MARKER_FREE_HEAD` and `MARKER_FREE_LITERALS`: its
+    /// marker-free path answers only such texts): what
+    /// [`Check::understands_marker_free_answers_without`] says, and functionary v3.2's check
+    /// after the `all` recipient. There, without `>>>` and `<|eot_id|>`, the root pattern reads
+    /// all that follows `>>>all\n` as the content, and the check names nothing outside what it
+    /// read but white space and that recipient (`recipients::decide`). A `const fn`, for the
+    /// same reason.
+    ///
+    /// ```
+    /// use chatparse_runtime::schema::Check;
+    /// let f = Check::FunctionaryV3_2;
+    /// assert!(f.understands_marker_free_answers_after("all\n", &["<|eot_id|>", ">>>"]));
+    /// assert!(!f.understands_marker_free_answers_after("", &["<|eot_id|>", ">>>"]));
+    /// assert!(!f.understands_marker_free_answers_after("all\n", &[">>>"]));
+    /// assert!(Check::CallGaps.understands_marker_free_answers_after("", &[]));
+    /// ```
+    pub const fn understands_marker_free_answers_after(
+        &self,
+        head: &str,
+        literals: &[&str],
+    ) -> bool {
+        if self.understands_marker_free_answers_without(literals) {
+            return true;
+        }
+        matches!(self, Check::FunctionaryV3_2)
+            && same(head, "all\n")
+            && absent_with(">>>", literals)
+            && absent_with("<|eot_id|>", literals)
+    }
+
     /// The check's verdict on `text` when the generated parser answered it on its marker-free
     /// path (`parse_marker_free`: none of the schema's markers is in the output, and the code
     /// generator proved what every pattern then finds): the same verdict as [`Check::verify`].
@@ -585,6 +617,35 @@ impl Check {
             Some(u) => Err(u.into_error(text)),
         }
     }
+}
+
+/// Whether `a` and `b` are the same text, at compile time.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether `marker` is absent from every text without any of `literals` (one of them occurs
+/// in it), at compile time.
+const fn absent_with(marker: &str, literals: &[&str]) -> bool {
+    let mut j = 0;
+    while j < literals.len() {
+        if contains(marker, literals[j]) {
+            return true;
+        }
+        j += 1;
+    }
+    false
 }
 
 /// Whether `needle` (not empty) occurs in `hay`, at compile time.
