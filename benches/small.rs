@@ -17,6 +17,11 @@ const TINY: [&str; 3] = [
     "Sure, the capital of France is Paris. Anything else?",
 ];
 
+/// The header a family writes before a content-only answer, where there is one: functionary
+/// v3.2's `all` recipient (its template writes `>>>all\n`, the prompt ends with the `>>>`). The
+/// `own` benchmark of that family times its tiny message behind that header.
+const PLAIN_HEADER: &[(&str, &str)] = &[("functionary_v3_2", "all\n")];
+
 fn tiny(c: &mut Criterion) {
     for &(name, generated) in GENERATED_TYPED {
         let schema = chatparse::shipped::schema(name).expect("shipped");
@@ -32,6 +37,12 @@ fn tiny(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function("generated", |b| b.iter(|| generated(black_box(text))));
         group.bench_function("interpreter", |b| b.iter(|| schema.parse(black_box(text))));
+        if let Some((_, header)) = PLAIN_HEADER.iter().find(|(n, _)| *n == name) {
+            let own = format!("{header}{text}");
+            let value = chatparse::models::parse_value_fn(name).expect("generated")(&own);
+            assert_eq!(schema.parse(&own), value, "{name}: {own:?}");
+            group.bench_function("own", |b| b.iter(|| generated(black_box(&own))));
+        }
         group.finish();
     }
 }
