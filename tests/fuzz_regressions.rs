@@ -39,9 +39,9 @@ fn seeded_cuts(text: &str, seed: u8) -> Vec<usize> {
     cuts
 }
 
-/// A kept `spec_load_parse` input (`tests/fuzz_regressions/NAME`): its seed, spec text and
-/// output.
-fn spec_load_parse_input(name: &str) -> (u8, String, String) {
+/// A kept `spec_load_parse` or `derive_template` input (`tests/fuzz_regressions/NAME`, both
+/// `[seed, text, 0, output]`): its seed, spec or template text, and output.
+fn kept_input(name: &str) -> (u8, String, String) {
     let data = std::fs::read(repo_root().join("tests/fuzz_regressions").join(name)).unwrap();
     let (&seed, rest) = data.split_first().unwrap();
     let nul = rest.iter().position(|&b| b == 0).unwrap();
@@ -91,7 +91,7 @@ fn assert_chunking_invariant(spec: &Spec, text: &str, seed: u8) {
 
 #[test]
 fn close_pattern_alternative_inside_another_split_by_a_chunk() {
-    let (seed, spec_text, output) = spec_load_parse_input("spec_load_parse-close-pattern-split");
+    let (seed, spec_text, output) = kept_input("spec_load_parse-close-pattern-split");
     let spec = Spec::from_json_str(&spec_text).unwrap();
     // The close pattern's alternatives include `im_end` and `>`, both inside `<|im_end|>`.
     assert!(spec_text.contains(r"<\\|im_end\\|>|<\\|endoftext\\|>|<\\<|im_end|>"));
@@ -181,8 +181,7 @@ fn lenient_parse_of_a_schema_whose_root_is_not_an_object() {
 /// more text decides it, and ends with the one-shot result.
 #[test]
 fn dollar_before_a_final_newline_is_held_until_decided() {
-    let (seed, spec_text, output) =
-        spec_load_parse_input("spec_load_parse-dollar-before-final-newline");
+    let (seed, spec_text, output) = kept_input("spec_load_parse-dollar-before-final-newline");
     let spec = Spec::from_json_str(&spec_text).unwrap();
     assert!(output.contains("\n\n<tool_call>\n{"));
     assert_chunking_invariant(&spec, &output, seed);
@@ -219,7 +218,7 @@ fn dollar_before_a_final_newline_is_held_until_decided() {
 /// read the properties as regions and failed on their JSON. Such a root does not stream.
 #[test]
 fn untyped_root_is_not_streamed_as_fields() {
-    let (_seed, spec_text, output) = spec_load_parse_input("spec_load_parse-untyped-root-streams");
+    let (_seed, spec_text, output) = kept_input("spec_load_parse-untyped-root-streams");
     let spec = Spec::from_json_str(&spec_text).unwrap();
     assert_eq!(
         spec.parse(&output).unwrap(),
@@ -442,13 +441,6 @@ fn functionary_v3_2_all_terminator_inside_a_separator_run_ends_the_calls() {
     }
 }
 
-/// A kept `derive_template` input (`tests/fuzz_regressions/NAME`): its seed, template text and
-/// output.
-fn derive_template_input(name: &str) -> (u8, String, String) {
-    // The same layout as `spec_load_parse`'s: `[seed, template, 0, output]`.
-    spec_load_parse_input(name)
-}
-
 /// Every kept `derive_template` input holds the target's property: deriving gives a schema or
 /// a `DeriveError` (never a panic), and a derived schema streams its output, in any chunks, to
 /// the one-shot parse.
@@ -463,7 +455,7 @@ fn kept_derive_template_inputs_derive_or_fail_cleanly() {
     names.sort();
     assert!(names.len() >= 2, "kept inputs: {names:?}");
     for name in names {
-        let (seed, template, output) = derive_template_input(&name);
+        let (seed, template, output) = kept_input(&name);
         let Ok(derived) = chatparse::derive::derive(&template) else {
             continue;
         };
@@ -480,7 +472,7 @@ fn kept_derive_template_inputs_derive_or_fail_cleanly() {
 /// character and panicked. The quote now ends at the last whole character.
 #[test]
 fn a_quote_of_rendered_text_ends_on_a_character_boundary() {
-    let (_, template, _) = derive_template_input("derive_template-value-quote-char-boundary");
+    let (_, template, _) = kept_input("derive_template-value-quote-char-boundary");
     let err = match chatparse::derive::derive(&template) {
         Ok(_) => panic!("the template derives, but its argument value cannot be read back"),
         Err(e) => e.to_string(),

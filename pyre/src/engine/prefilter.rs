@@ -174,6 +174,17 @@ pub(crate) fn strip(hay: &str) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
+/// The character an exact (unfolded) character node matches: the analyses' unit of a literal.
+fn exact_char(node: &Node) -> Option<char> {
+    match node {
+        Node::Char {
+            cp,
+            fold: Fold::None,
+        } => char::from_u32(*cp),
+        _ => None,
+    }
+}
+
 /// A set of literals every match of `node` contains one of (each as a substring of the text),
 /// if the analysis finds one. Only exact (unfolded) characters count.
 pub(crate) fn required(node: &Node) -> Option<Vec<String>> {
@@ -184,10 +195,7 @@ pub(crate) fn required(node: &Node) -> Option<Vec<String>> {
 /// `floor` bytes first (see [`better`]).
 fn required_ranked(node: &Node, floor: usize) -> Option<Vec<String>> {
     match node {
-        Node::Char {
-            cp,
-            fold: Fold::None,
-        } => char::from_u32(*cp).map(|c| vec![c.to_string()]),
+        Node::Char { .. } => exact_char(node).map(|c| vec![c.to_string()]),
         Node::Group { node, .. } | Node::Atomic(node) => required_ranked(node, floor),
         Node::Repeat { node, min, .. } if *min >= 1 => required_ranked(node, floor),
         Node::Alt(branches) => {
@@ -207,14 +215,9 @@ fn required_ranked(node: &Node, floor: usize) -> Option<Vec<String>> {
             // Runs of consecutive exact characters match consecutive text.
             let mut run = String::new();
             for item in items {
-                match item {
-                    Node::Char {
-                        cp,
-                        fold: Fold::None,
-                    } if char::from_u32(*cp).is_some() => {
-                        run.extend(char::from_u32(*cp));
-                    }
-                    _ => {
+                match exact_char(item) {
+                    Some(c) => run.push(c),
+                    None => {
                         if !run.is_empty() {
                             consider(vec![std::mem::take(&mut run)]);
                         }
@@ -466,12 +469,8 @@ pub(crate) fn after_literal(root: &Node) -> Option<AfterLiteral> {
     };
     let mut literal = String::new();
     let mut x = body.iter().peekable();
-    while let Some(Node::Char {
-        cp,
-        fold: Fold::None,
-    }) = x.peek()
-    {
-        literal.push(char::from_u32(*cp)?);
+    while let Some(c) = x.peek().and_then(|n| exact_char(n)) {
+        literal.push(c);
         x.next();
     }
     if literal.is_empty() {
@@ -560,11 +559,8 @@ fn head_text(head: &[Node]) -> Option<String> {
     let mut sets = Vec::new();
     for item in head {
         match item {
-            Node::Char {
-                cp,
-                fold: Fold::None,
-            } => {
-                let c = char::from_u32(*cp)?;
+            Node::Char { .. } => {
+                let c = exact_char(item)?;
                 for optional in pending.drain(..) {
                     let one = super::charset::item_of(optional, &mut sets)?;
                     if one.matches(&sets, c) {
@@ -610,17 +606,7 @@ pub(crate) fn optional_literal_after_space(root: &Node) -> Option<String> {
         Node::Concat(chars) => &chars[..],
         one => std::slice::from_ref(one),
     };
-    let mut literal = String::new();
-    for c in chars {
-        let Node::Char {
-            cp,
-            fold: Fold::None,
-        } = c
-        else {
-            return None;
-        };
-        literal.push(char::from_u32(*cp)?);
-    }
+    let literal = chars.iter().map(exact_char).collect::<Option<String>>()?;
     (!literal.is_empty()).then_some(literal)
 }
 

@@ -621,18 +621,7 @@ impl Check {
 
 /// Whether `a` and `b` are the same text, at compile time.
 const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    a.len() == b.len() && (a.is_empty() || contains(a, b))
 }
 
 /// Whether `marker` is absent from every text without any of `literals` (one of them occurs
