@@ -498,7 +498,7 @@ fn dialect_parameters_stream_one_at_a_time() {
             // the closing `"}` has gone out — up to a `None` the schema rewrites to `null`
             // inside it, where its streaming stops.
             let escaped_len = |s: &str| Value::String(s.to_owned()).to_string().len() - 2;
-            let last = object.iter().last();
+            let last = object.iter().next_back();
             let written = last.and_then(|(key, _)| {
                 input[..closer]
                     .rsplit_once(&format!("{key}:<|\"|>"))

@@ -1,6 +1,7 @@
 //! Error types: [`SchemaError`] for a schema that cannot be used, [`ParseError`] for model output
 //! that the schema cannot turn into a message (wherever the reference parser raises).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::py::json::JsonError;
@@ -63,8 +64,10 @@ impl std::error::Error for SchemaError {}
 /// up; `position`, where it can be told, says where in the model output.
 #[derive(Debug, Clone)]
 pub struct ParseError {
-    /// JSON pointer of the schema node being parsed when the error occurred.
-    pub pointer: String,
+    /// JSON pointer of the schema node being parsed when the error occurred (borrowed where it
+    /// is known when the parser is built: a refused short message then costs no allocation for
+    /// it).
+    pub pointer: Cow<'static, str>,
     /// What went wrong.
     pub kind: ParseErrorKind,
     /// Where in the whole model output the error is (not in the snippet a node was given): for
@@ -252,8 +255,9 @@ pub enum ParseErrorKind {
     /// not put there, a second call block the format does not write, a call whose keys are not the
     /// format's. `span` is its byte range in the output.
     NotUnderstood {
-        /// What the part is and why it is not understood.
-        what: String,
+        /// What the part is and why it is not understood (borrowed where the check's wording is
+        /// fixed).
+        what: Cow<'static, str>,
         /// Its byte range in the output.
         span: (usize, usize),
     },
@@ -352,7 +356,7 @@ impl std::error::Error for ParseError {
 impl ParseError {
     pub(crate) fn new(pointer: &str, kind: ParseErrorKind) -> Self {
         Self {
-            pointer: pointer.to_owned(),
+            pointer: Cow::Owned(pointer.to_owned()),
             kind,
             position: None,
             anchor: None,
@@ -455,8 +459,8 @@ impl ParseError {
 
     /// A part of `output` the family's completeness check does not understand.
     pub(crate) fn not_understood(
-        pointer: String,
-        what: String,
+        pointer: Cow<'static, str>,
+        what: Cow<'static, str>,
         span: (usize, usize),
         output: &str,
     ) -> Self {

@@ -228,7 +228,7 @@ impl DialectArguments {
         let Ok(Value::Object(object)) = parsed else {
             return OpenString::No;
         };
-        let last = object.iter().last();
+        let last = object.iter().next_back();
         let same = object.len() == 1
             && !self.built.has_key(key)
             && matches!(last, Some((k, Value::String(v))) if k == key && v == &text[content..end]);

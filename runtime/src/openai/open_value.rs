@@ -267,7 +267,7 @@ impl ValueReader<'_> {
         let Ok(Value::Object(object)) = parsed else {
             return OpenValue::NotString;
         };
-        let Some((key, Value::String(converted))) = object.iter().last() else {
+        let Some((key, Value::String(converted))) = object.iter().next_back() else {
             return OpenValue::NotString;
         };
         if object.len() != 1 || built.has_key(key) || converted.as_str() != value {

@@ -220,7 +220,8 @@ fn set_aside_unread(
             }
         }
         let (start, end) = unread.span;
-        let reason = ParseError::not_understood(pointer.clone(), unread.what, unread.span, text);
+        let reason =
+            ParseError::not_understood(pointer.clone().into(), unread.what, unread.span, text);
         let entry = Malformed {
             field: Some(unread.field.to_owned()),
             pointer,

@@ -40,7 +40,9 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 
-pub use map::{Entry, IntoIter, Iter, IterMut, Keys, Map, Values, ValuesMut};
+pub use map::{
+    Entry, IntoIter, Iter, IterMut, Keys, Map, OccupiedEntry, VacantEntry, Values, ValuesMut,
+};
 pub use number::Number;
 pub(crate) use ser::write_str as write_json_str;
 pub use ser::{to_string_pretty, to_value, SERDE_DEPTH};

@@ -64,7 +64,7 @@ fn equality_ignores_key_order_and_indexing_works() {
     let mut m = a.clone();
     m["new"] = json!("x");
     assert_eq!(m["new"], "x");
-    assert_eq!(m.as_object().unwrap().keys().last().unwrap(), "new");
+    assert_eq!(m.as_object().unwrap().keys().next_back().unwrap(), "new");
 }
 
 #[test]
@@ -185,13 +185,123 @@ fn numbers_from_an_arbitrary_precision_serde_json_stay_exact() {
     assert_eq!(Number::from(&theirs).to_string(), theirs.to_string());
 }
 
-/// A value's size is paid by every array item and map entry. The maps' hasher is zero-sized
-/// (`ProcessHasher`), so a value is as large as a map: 56 bytes (72 with `RandomState`, as
+/// A value's size is paid by every array item and map entry. A map is its entries (a `Vec`)
+/// and an index that only maps of more than eight entries have (one pointer), so a value is
+/// 32 bytes (56 with an `IndexMap` and a zero-sized hasher, 72 with `RandomState`, as
 /// `serde_json`'s `preserve_order` value).
 #[test]
 fn value_size() {
-    assert_eq!(std::mem::size_of::<super::Map>(), 56);
-    assert_eq!(std::mem::size_of::<Value>(), 56);
+    assert_eq!(std::mem::size_of::<super::Map>(), 32);
+    assert_eq!(std::mem::size_of::<Value>(), 32);
+}
+
+/// One operation on a map, for [`maps_behave_as_insertion_ordered_dicts`].
+#[derive(Debug, Clone)]
+enum MapOp {
+    Insert(usize, i64),
+    Remove(usize),
+    ShiftRemove(usize),
+    Move(usize, usize),
+    RetainEven,
+    Truncate(usize),
+    InsertAt(usize, usize, i64),
+    Entry(usize, i64),
+}
+
+fn map_op() -> impl proptest::strategy::Strategy<Value = MapOp> {
+    use proptest::prelude::*;
+    let key = 0..24usize;
+    prop_oneof![
+        6 => (key.clone(), any::<i64>()).prop_map(|(k, v)| MapOp::Insert(k, v)),
+        2 => key.clone().prop_map(MapOp::Remove),
+        2 => key.clone().prop_map(MapOp::ShiftRemove),
+        1 => (0..24usize, 0..24usize).prop_map(|(a, b)| MapOp::Move(a, b)),
+        1 => Just(MapOp::RetainEven),
+        1 => (0..24usize).prop_map(MapOp::Truncate),
+        1 => (0..24usize, key.clone(), any::<i64>()).prop_map(|(i, k, v)| MapOp::InsertAt(i, k, v)),
+        1 => (key, any::<i64>()).prop_map(|(k, v)| MapOp::Entry(k, v)),
+    ]
+}
+
+proptest::proptest! {
+    /// Small maps (no index) and large ones (an index, built past eight entries and dropped
+    /// below) behave as the model every operation is documented by: a list of entries in
+    /// insertion order, a key replaced in place, `remove` moving the last entry into the
+    /// removed one's place, `shift_remove` keeping the order; every key present is found and
+    /// no other.
+    #[test]
+    fn maps_behave_as_insertion_ordered_dicts(ops in proptest::collection::vec(map_op(), 0..120)) {
+        let name = |k: usize| format!("key{k}");
+        let mut map = Map::new();
+        let mut model: Vec<(String, i64)> = Vec::new();
+        for op in ops {
+            match op {
+                MapOp::Insert(k, v) => {
+                    let old = map.insert(name(k), Value::from(v));
+                    let at = model.iter().position(|(m, _)| *m == name(k));
+                    let expected = at.map(|i| std::mem::replace(&mut model[i].1, v));
+                    if at.is_none() {
+                        model.push((name(k), v));
+                    }
+                    proptest::prop_assert_eq!(old, expected.map(Value::from));
+                }
+                MapOp::Remove(k) => {
+                    let old = map.remove(name(k).as_str());
+                    let expected = model
+                        .iter()
+                        .position(|(m, _)| *m == name(k))
+                        .map(|i| model.swap_remove(i).1);
+                    proptest::prop_assert_eq!(old, expected.map(Value::from));
+                }
+                MapOp::ShiftRemove(k) => {
+                    let old = map.shift_remove(name(k).as_str());
+                    let expected = model
+                        .iter()
+                        .position(|(m, _)| *m == name(k))
+                        .map(|i| model.remove(i).1);
+                    proptest::prop_assert_eq!(old, expected.map(Value::from));
+                }
+                MapOp::Move(from, to) => {
+                    if from < model.len() && to < model.len() {
+                        map.move_index(from, to);
+                        let entry = model.remove(from);
+                        model.insert(to, entry);
+                    }
+                }
+                MapOp::RetainEven => {
+                    map.retain(|_, v| v.as_i64().is_some_and(|n| n % 2 == 0));
+                    model.retain(|(_, n)| n % 2 == 0);
+                }
+                MapOp::Truncate(len) => {
+                    map.truncate(len);
+                    model.truncate(len);
+                }
+                MapOp::InsertAt(i, k, v) => {
+                    if i <= model.len() && !model.iter().any(|(m, _)| *m == name(k)) {
+                        map.insert_new_at(i, name(k), Value::from(v));
+                        model.insert(i, (name(k), v));
+                    }
+                }
+                MapOp::Entry(k, v) => {
+                    *map.entry(name(k)).or_insert(Value::from(v)) = Value::from(v ^ 1);
+                    match model.iter().position(|(m, _)| *m == name(k)) {
+                        Some(i) => model[i].1 = v ^ 1,
+                        None => model.push((name(k), v ^ 1)),
+                    }
+                }
+            }
+            let entries: Vec<(String, Value)> =
+                map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let expected: Vec<(String, Value)> =
+                model.iter().map(|(k, v)| (k.clone(), Value::from(*v))).collect();
+            proptest::prop_assert_eq!(entries, expected);
+            for k in 0..24 {
+                let at = model.iter().position(|(m, _)| *m == name(k));
+                proptest::prop_assert_eq!(map.index_of(&name(k)), at);
+                proptest::prop_assert_eq!(map.get(name(k).as_str()).is_some(), at.is_some());
+            }
+        }
+    }
 }
 
 /// A copy is recursive for the first containers and iterative below (see `Value::clone`): at

@@ -171,7 +171,7 @@ pub(crate) fn decide(
                 out.push(Unread {
                     field: "tool_calls",
                     span: (to_output(from), to_output(to)),
-                    what: ALL_AS_CALL.to_owned(),
+                    what: ALL_AS_CALL.into(),
                     read_as: ReadAs::Item(index),
                 });
             }
@@ -184,7 +184,7 @@ pub(crate) fn decide(
             out.push(Unread {
                 field: "tool_calls",
                 span: (to_output(start + a), to_output(start + b)),
-                what: AMONG_CALLS.to_owned(),
+                what: AMONG_CALLS.into(),
                 read_as: ReadAs::Nothing,
             });
         }
@@ -213,7 +213,7 @@ pub(crate) fn decide(
         out.push(Unread {
             field,
             span: (to_output(a), to_output(b)),
-            what: what.to_owned(),
+            what: what.into(),
             read_as: ReadAs::Nothing,
         });
     }
