@@ -569,9 +569,13 @@ impl Map {
 }
 
 impl Drop for Map {
+    /// Iterative where the map holds a container that holds containers; otherwise the entries
+    /// drop in place, recursing one level at most (a child's own drop then finds no container
+    /// inside a container). Why not always iterative: a tool call's arguments with one nested
+    /// object paid a heap stack (an allocation) for it.
     #[inline]
     fn drop(&mut self) {
-        if self.entries.iter().any(|(_, v)| v.has_children()) {
+        if self.entries.iter().any(|(_, v)| v.has_grandchildren()) {
             let mut pending = Vec::new();
             self.drain_values_into(&mut pending);
             super::drop_iteratively(pending);

@@ -235,6 +235,15 @@ impl Value {
         }
     }
 
+    /// Whether this is a container holding a non-empty container.
+    fn has_grandchildren(&self) -> bool {
+        match self {
+            Value::Array(a) => a.iter().any(Value::has_children),
+            Value::Object(m) => m.values().any(Value::has_children),
+            _ => false,
+        }
+    }
+
     /// This value with its containers emptied (children are filled in by `clone`).
     fn shallow_clone(&self) -> Value {
         match self {
@@ -265,9 +274,9 @@ thread_local! {
 }
 
 /// Containers `Value::clone` copies by recursion before it goes on iteratively. Why recurse at
-/// all: the recursive copy clones each object's table with its keys' hashes, where the iterative
-/// one inserts every key again (hashing it): a streamed tool call's copy cost about 9,000
-/// instructions that way, more than half of it hashing and inserting. Why a bound: deep values
+/// all: the recursive copy clones each object's entries (and a large one's index) as they are,
+/// where the iterative one inserts every key again (looking it up): a streamed tool call's copy
+/// cost about 9,000 instructions that way when every insert hashed its key. Why a bound: deep values
 /// must cost no stack (the iterative copy's reason).
 const RECURSIVE_CLONE_DEPTH: usize = 32;
 
