@@ -402,7 +402,6 @@ fn skip_value(bytes: &[u8], i: usize) -> Option<usize> {
 /// The JSON value at `at`, shallowly.
 fn shallow(text: &str, at: usize) -> Option<Shallow<'_>> {
     let bytes = text.as_bytes();
-    let end = skip_value(bytes, at)?;
     let kind = match bytes.get(at)? {
         b'{' => "object",
         b'[' => "array",
@@ -413,6 +412,9 @@ fn shallow(text: &str, at: usize) -> Option<Shallow<'_>> {
     };
     let mut keys = Vec::new();
     if kind == "object" {
+        // Whether a bare value (a number, a literal) held a bracket or a quote, which the
+        // bracket count would have read as such (text that is not JSON).
+        let mut bracket_in_bare_value = false;
         let mut i = ws(bytes, at + 1);
         while bytes.get(i) == Some(&b'"') {
             let key_end = skip_string(bytes, i)?;
@@ -431,12 +433,32 @@ fn shallow(text: &str, at: usize) -> Option<Shallow<'_>> {
             }
             let value = ws(bytes, i + 1);
             keys.push((key, value));
-            i = ws(bytes, skip_value(bytes, value)?);
+            let value_end = skip_value(bytes, value)?;
+            if !matches!(bytes.get(value), Some(b'"' | b'{' | b'[')) {
+                bracket_in_bare_value |= bytes
+                    .get(value..value_end)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|b| matches!(b, b'{' | b'[' | b'"'));
+            }
+            i = ws(bytes, value_end);
             if bytes.get(i) == Some(&b',') {
                 i = ws(bytes, i + 1);
             }
         }
+        // Where the keys end at a `}`, that is the object's end as the bracket count finds it
+        // (every value between was skipped by that count, and no bare value held a bracket or
+        // a quote):
+        // no second pass over the object.
+        if bytes.get(i) == Some(&b'}') && !bracket_in_bare_value {
+            return Some(Shallow {
+                span: (at, i + 1),
+                kind,
+                keys,
+            });
+        }
     }
+    let end = skip_value(bytes, at)?;
     Some(Shallow {
         span: (at, end),
         kind,
@@ -1318,6 +1340,30 @@ mod tests {
     }
 
     proptest! {
+        /// An object read shallowly ends where the bracket count ends it (as it did when the
+        /// count ran first), on JSON-like text of every shape: balanced or not, keys escaped,
+        /// values missing.
+        #[test]
+        fn a_shallow_object_ends_where_the_bracket_count_ends_it(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    Just("{"), Just("}"), Just("["), Just("]"), Just("\"a\""), Just("\"b\\\"c\""),
+                    Just(":"), Just(","), Just(" "), Just("1"), Just("x"), Just("\""),
+                    Just("\"k\": "), Just("\"v\""), Just("\\"), Just("\n"),
+                ],
+                0..14,
+            ),
+        ) {
+            let text = format!("{{{}", pieces.concat());
+            let bracket_end = skip_value(text.as_bytes(), 0);
+            if let Some(read) = shallow(&text, 0) {
+                prop_assert_eq!(Some(read.span.1), bracket_end, "{:?}", text);
+            }
+            if bracket_end.is_none() {
+                prop_assert!(shallow(&text, 0).is_none(), "{:?}", text);
+            }
+        }
+
         /// The one pass over an ASCII gap decides as reading it word by word (split on white
         /// space, tokens up to `<|`) does, on gaps made of the scaffold's pieces, their near
         /// misses and every kind of ASCII white space.
