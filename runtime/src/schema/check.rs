@@ -504,8 +504,10 @@ fn item_keys(item: &Shallow<'_>, allowed: &[&str], required: &str, format: &str)
         .map(|(k, _)| k.as_ref())
         .filter(|k| !allowed.contains(k))
         .collect();
-    let wanted = allowed.join(", ");
+    // The format's keys, written out only for a message that names them (not for every call).
+    let wanted = || allowed.join(", ");
     if !unknown.is_empty() {
+        let wanted = wanted();
         return Some(format!(
             "a call with the key{} {} that {format} does not write (its keys: {wanted}); the \
              schema would drop {}",
@@ -515,6 +517,7 @@ fn item_keys(item: &Shallow<'_>, allowed: &[&str], required: &str, format: &str)
         ));
     }
     if item.key(required).is_none() {
+        let wanted = wanted();
         return Some(format!(
             "a call without \"{required}\" (the keys {format} writes: {wanted})"
         ));
