@@ -1342,6 +1342,27 @@ mod tests {
         assert_eq!(skip_string(b"\"", 0), None);
     }
 
+    /// A call's keys are checked against the format's, and the format's keys are named in the
+    /// message only when there is one.
+    #[test]
+    fn a_calls_message_names_the_formats_keys() {
+        let allowed = ["name", "arguments"];
+        let extra = shallow(r#"{"name": "a", "zqxj": 1}"#, 0).unwrap();
+        let message = item_keys(&extra, &allowed, "name", "F").unwrap();
+        assert!(
+            message.contains("the key zqxj that F does not write (its keys: name, arguments)"),
+            "{message}"
+        );
+        let nameless = shallow(r#"{"arguments": {}}"#, 0).unwrap();
+        let message = item_keys(&nameless, &allowed, "name", "F").unwrap();
+        assert_eq!(
+            message,
+            r#"a call without "name" (the keys F writes: name, arguments)"#
+        );
+        let fine = shallow(r#"{"name": "a", "arguments": {}}"#, 0).unwrap();
+        assert_eq!(item_keys(&fine, &allowed, "name", "F"), None);
+    }
+
     proptest! {
         /// An object read shallowly ends where the bracket count ends it (as it did when the
         /// count ran first), on JSON-like text of every shape: balanced or not, keys escaped,
