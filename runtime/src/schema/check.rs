@@ -448,8 +448,7 @@ fn shallow(text: &str, at: usize) -> Option<Shallow<'_>> {
         }
         // Where the keys end at a `}`, that is the object's end as the bracket count finds it
         // (every value between was skipped by that count, and no bare value held a bracket or
-        // a quote):
-        // no second pass over the object.
+        // a quote): no second pass over the object.
         if bytes.get(i) == Some(&b'}') && !bracket_in_bare_value {
             return Some(Shallow {
                 span: (at, i + 1),

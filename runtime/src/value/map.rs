@@ -307,8 +307,7 @@ impl Map {
     /// Builds the index from the entries (none for a small map): after a change that moved
     /// many positions.
     fn rebuild_index(&mut self) {
-        if self.entries.len() <= SMALL {
-            self.index = None;
+        if self.dropped_index_if_small() {
             return;
         }
         let entries = &self.entries;
@@ -317,6 +316,15 @@ impl Map {
             index.insert_unique(hash_key(key), i, |&j| hash_key(&entries[j].0));
         }
         self.index = Some(Box::new(index));
+    }
+
+    /// Drops the index when the map is small again (after a removal); whether it is small.
+    fn dropped_index_if_small(&mut self) -> bool {
+        let small = self.entries.len() <= SMALL;
+        if small {
+            self.index = None;
+        }
+        small
     }
 
     /// Forgets position `at` in the index (before its entry leaves).
@@ -341,9 +349,7 @@ impl Map {
             }
         }
         let removed = self.entries.swap_remove(at);
-        if self.entries.len() <= SMALL {
-            self.index = None;
-        }
+        self.dropped_index_if_small();
         removed
     }
 
@@ -358,9 +364,7 @@ impl Map {
             }
         }
         let removed = self.entries.remove(at);
-        if self.entries.len() <= SMALL {
-            self.index = None;
-        }
+        self.dropped_index_if_small();
         removed
     }
 
@@ -584,15 +588,9 @@ impl Drop for Map {
 }
 
 impl Clone for Map {
-    fn clone(&self) -> Map {
-        self.clone_keeping_hashes()
-    }
-}
-
-impl Map {
     /// A copy of the map as it is (its index copied, nothing hashed again), each value through
     /// `Value::clone` (which bounds its recursion).
-    pub(super) fn clone_keeping_hashes(&self) -> Map {
+    fn clone(&self) -> Map {
         Map {
             entries: self.entries.clone(),
             index: self.index.clone(),

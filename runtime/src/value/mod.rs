@@ -305,7 +305,7 @@ impl Clone for Value {
         match self {
             // Each child through `Value::clone`, one level deeper.
             Value::Array(a) => Value::Array(a.clone()),
-            Value::Object(m) => Value::Object(m.clone_keeping_hashes()),
+            Value::Object(m) => Value::Object(m.clone()),
             scalar => scalar.shallow_clone(),
         }
     }
