@@ -482,3 +482,45 @@ fn a_quote_of_rendered_text_ends_on_a_character_boundary() {
         "{err}"
     );
 }
+
+/// `shipped_backends` found (input kept in
+/// tests/fuzz_regressions/shipped_backends-llama3_json-later-call-error-position: byte 0 picks
+/// `llama3_json` among the sorted shipped names, byte 1 is the chunking seed, unused by that
+/// target): the interpreter and the generated parser failed alike but placed the error apart.
+/// The calls' iterator `(\{.*?)(?:<\|python_tag\|>|$)` cuts a call to `{"name": ` where a
+/// `<|python_tag|>` follows it, and its JSON ends there ("Expecting value" at its end). The
+/// interpreter's calls text is a copy (a named group of the root pattern), and was placed by its
+/// text: at the first `{"name": ` of the output, in another call. Both now place it after the
+/// cut call's own `{"name": `.
+#[test]
+fn llama3_json_error_in_a_later_call_is_placed_in_it() {
+    let data = std::fs::read(
+        repo_root()
+            .join("tests/fuzz_regressions/shipped_backends-llama3_json-later-call-error-position"),
+    )
+    .unwrap();
+    let mut names: Vec<&str> = chatparse::shipped::names().collect();
+    names.sort_unstable();
+    assert_eq!(names[usize::from(data[0]) % names.len()], "llama3_json");
+    let text = String::from_utf8_lossy(&data[2..]);
+    let cut_call = "<|python_tag|>{\"name\": <|python_tag|>";
+    let expected = text.find(cut_call).unwrap() + cut_call.len() - "<|python_tag|>".len();
+    assert!(text.find("{\"name\": ").unwrap() < expected - "{\"name\": ".len());
+    let spec = chatparse::shipped::spec("llama3_json").unwrap().unwrap();
+    let generated = chatparse::models::parse_value_fn("llama3_json").unwrap();
+    let interpreted = spec.parse(&text).unwrap_err();
+    let by_generated = generated(&text).unwrap_err();
+    assert!(
+        matches!(interpreted.kind, chatparse::ParseErrorKind::Json(_)),
+        "{interpreted}"
+    );
+    assert_eq!(interpreted.pointer, "/properties/tool_calls/items");
+    for (backend, err) in [("interpreter", &interpreted), ("generated", &by_generated)] {
+        assert_eq!(
+            err.position.map(|p| p.offset),
+            Some(expected),
+            "{backend}: {err}"
+        );
+    }
+    assert_eq!(interpreted, by_generated);
+}

@@ -188,19 +188,43 @@ fn errors_are_placed_in_their_group() {
 
 /// Both back ends fail on `input` in `/properties/tool_calls`, at byte `offset` of it.
 fn assert_calls_error_at(name: &str, input: &str, offset: usize) {
+    assert_error_at(name, input, "/properties/tool_calls", offset);
+}
+
+/// Both back ends fail on `input` at `pointer`, at byte `offset` of it.
+fn assert_error_at(name: &str, input: &str, pointer: &str, offset: usize) {
     let spec = chatparse::shipped::spec(name).unwrap().unwrap();
     let generated = chatparse::models::parse_value_fn(name).unwrap();
     for (backend, err) in [
         ("interpreter", spec.parse(input).unwrap_err()),
         ("generated", generated(input).unwrap_err()),
     ] {
-        assert_eq!(err.pointer, "/properties/tool_calls", "{name} {input:?}");
+        assert_eq!(err.pointer, pointer, "{name} {input:?}");
         assert_eq!(
             err.position.map(|p| p.offset),
             Some(offset),
             "{name} {backend} {input:?}: {err}"
         );
     }
+}
+
+/// An error in one call of several, in a property whose substitution changed nothing:
+/// llama3_json's calls iterator cuts the text after each `<|python_tag|>`, so the second call is
+/// `{"name":` (the calls' group ends at its last non-space character) and its JSON ends at its
+/// 8th byte, after the second tag — not in the first call's `{"name":`, the same text earlier in
+/// the output. (Found by the `shipped_backends` fuzz target: the interpreter placed it at the
+/// first occurrence.)
+#[test]
+fn errors_in_a_later_item_are_placed_in_that_item() {
+    let input = "<|python_tag|>{\"name\": \"a\", \"arguments\": {}}<|python_tag|>{\"name\":";
+    let second = input.rfind("{\"name\":").unwrap();
+    assert!(second > input.find("{\"name\":").unwrap());
+    assert_error_at(
+        "llama3_json",
+        input,
+        "/properties/tool_calls/items",
+        input.len(),
+    );
 }
 
 /// An error found in a part of a property's group, by the property's own pattern: apriel's

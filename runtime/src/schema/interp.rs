@@ -631,19 +631,27 @@ pub(crate) fn parse_node(
         return after_regex_caught(node, content, walk, catch);
     }
     let mut text = support::regex_input(content, &node.pointer)?;
+    // Whether every substitution left the text as it was given (no match, or nothing rewritten).
+    // Why the address: a substitution that rewrites makes its new text while the old is alive,
+    // so the same address and length after a step means that step kept the text itself.
+    let mut unchanged = true;
     for sub in &node.substitutions {
+        let before = (text.as_ptr(), text.len());
         text = support::substitute(
             text,
             &sub.pattern.regex,
             &sub.replacement,
             &sub.pattern.pointer,
         )?;
+        unchanged &= (text.as_ptr(), text.len()) == before;
     }
     match regex_stages(node, &text)? {
         Some(content) => after_regex_caught(node, content, walk, catch).map_err(|e| {
             let e = placed_in_group(node, &text, e);
-            // Substituted text is not the text this node was given.
-            if node.substitutions.is_empty() {
+            // Substituted text is not the text this node was given; text no substitution
+            // changed is (llama3_json's calls: an error in the second call's JSON is placed in
+            // the calls' group, not where the same text first occurs in the output).
+            if unchanged {
                 e.found_in(&text)
             } else {
                 e
