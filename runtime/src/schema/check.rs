@@ -489,6 +489,28 @@ fn array_items(text: &str, at: usize) -> Option<Vec<Shallow<'_>>> {
     }
 }
 
+/// [`array_items`] where [`shallow`] also reads an array: `None` as well when the bracket count
+/// finds no end to it. Why: one pass over the list where Command R7B's check read it twice (the
+/// count for the kind, then the items). Where the walk reaches the `]` the count reaches it too
+/// (items are skipped by the same count, strings alike), except when a bare item (a number or
+/// a literal) holds a bracket or a quote, which the count reads as such: then the count decides.
+fn counted_array_items(text: &str, at: usize) -> Option<Vec<Shallow<'_>>> {
+    let items = array_items(text, at)?;
+    let bracket_in_bare_item = items.iter().any(|item| {
+        !matches!(item.kind, "object" | "array" | "string")
+            && text
+                .as_bytes()
+                .get(item.span.0..item.span.1)
+                .unwrap_or_default()
+                .iter()
+                .any(|b| matches!(b, b'{' | b'[' | b'"'))
+    });
+    if bracket_in_bare_item {
+        skip_value(text.as_bytes(), at)?;
+    }
+    Some(items)
+}
+
 /// Checks the keys of one call object: `None` when they are the format's.
 fn item_keys(item: &Shallow<'_>, allowed: &[&str], required: &str, format: &str) -> Option<String> {
     if item.kind != "object" {
@@ -610,9 +632,9 @@ fn cohere(text: &str) -> Vec<Unread> {
     if let Some((block, body, end, block_end)) = action {
         let text_body = text.get(body..end).unwrap_or_default();
         let start = body + (text_body.len() - text_body.trim_start().len());
-        match shallow(text, start) {
-            Some(value) if value.kind == "array" => {
-                for (index, item) in array_items(text, start)
+        match text.as_bytes().get(start) {
+            Some(b'[') => {
+                for (index, item) in counted_array_items(text, start)
                     .unwrap_or_default()
                     .into_iter()
                     .enumerate()
@@ -637,18 +659,20 @@ fn cohere(text: &str) -> Vec<Unread> {
                     }
                 }
             }
-            Some(other) => out.push(Unread {
-                field: "tool_calls",
-                span: (block, block_end.max(end)),
-                what: format!(
-                    "the action block holds a JSON {}, not the list of actions Command R7B \
+            Some(_) => out.extend(shallow(text, start).map(|other| {
+                Unread {
+                    field: "tool_calls",
+                    span: (block, block_end.max(end)),
+                    what: format!(
+                        "the action block holds a JSON {}, not the list of actions Command R7B \
                      writes ([{{\"tool_call_id\", \"tool_name\", \"parameters\"}}, …]); the \
                      schema would read no call from it",
-                    other.kind
-                )
-                .into(),
-                read_as: ReadAs::Field,
-            }),
+                        other.kind
+                    )
+                    .into(),
+                    read_as: ReadAs::Field,
+                }
+            })),
             None => {}
         }
     }
@@ -1385,6 +1409,35 @@ mod tests {
             if bracket_end.is_none() {
                 prop_assert!(shallow(&text, 0).is_none(), "{:?}", text);
             }
+        }
+
+        /// The items of a list read in one pass are those read after the bracket count found
+        /// an array there (Command R7B's action list), on JSON-like text of every shape: bare
+        /// items holding brackets or quotes, unbalanced, nested.
+        #[test]
+        fn counted_items_are_the_items_of_a_counted_array(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    Just("{"), Just("}"), Just("["), Just("]"), Just("\"a\""), Just(":"),
+                    Just(","), Just(" "), Just("1"), Just("tru{e"), Just("x"), Just("\""),
+                    Just("\"k\": "), Just("n["), Just("\\"), Just("{\"tool_name\": \"f\"}"),
+                ],
+                0..14,
+            ),
+        ) {
+            let text = format!("[{}", pieces.concat());
+            let spans = |items: Option<Vec<Shallow<'_>>>| {
+                items.map(|items| items.iter().map(|i| (i.span, i.kind)).collect::<Vec<_>>())
+            };
+            let two_passes = shallow(&text, 0)
+                .filter(|v| v.kind == "array")
+                .and_then(|_| array_items(&text, 0));
+            prop_assert_eq!(
+                spans(counted_array_items(&text, 0)),
+                spans(two_passes),
+                "{:?}",
+                text
+            );
         }
 
         /// The one pass over an ASCII gap decides as reading it word by word (split on white
