@@ -290,6 +290,19 @@ impl Map {
         }
     }
 
+    /// The map with each value replaced by `value(old)`: the same keys in the same order, its
+    /// index copied (the keys are known unique; nothing is looked up or hashed again).
+    pub(crate) fn map_cloned(&self, mut value: impl FnMut(&Value) -> Value) -> Map {
+        Map {
+            entries: self
+                .entries
+                .iter()
+                .map(|(k, v)| (k.clone(), value(v)))
+                .collect(),
+            index: self.index.clone(),
+        }
+    }
+
     /// Appends a key that is not in the map; returns its position.
     fn push_new(&mut self, key: String, value: Value) -> usize {
         let at = self.entries.len();

@@ -324,9 +324,7 @@ impl Value {
                         stack.extend(s.iter().zip(d.iter_mut()).filter(|(s, _)| s.has_children()));
                     }
                     (Value::Object(s), Value::Object(d)) => {
-                        for (k, v) in s {
-                            d.insert(k.clone(), v.shallow_clone());
-                        }
+                        *d = s.map_cloned(Value::shallow_clone);
                         stack.extend(
                             s.values()
                                 .zip(d.values_mut())

@@ -121,6 +121,37 @@ fn deep_values_cost_no_stack() {
         .unwrap();
 }
 
+/// Objects copied past the recursive clone's depth (the iterative copy) keep their keys, order
+/// and lookups, small ones and those with an index (more than eight keys) alike.
+#[test]
+fn deep_wide_objects_clone_with_their_keys() {
+    for width in [1, 3, 8, 9, 20] {
+        let mut v = json!("leaf");
+        for level in 0..80 {
+            let mut m = Map::new();
+            for i in (0..width).rev() {
+                m.insert(format!("k{level}_{i}"), json!(i));
+            }
+            m.insert("next".into(), v);
+            v = Value::Object(m);
+        }
+        let c = v.clone();
+        assert!(c == v);
+        assert_eq!(c.to_string(), v.to_string());
+        let mut at = &c;
+        for level in (0..80).rev() {
+            let m = at.as_object().unwrap();
+            assert_eq!(m.len(), width + 1);
+            for i in 0..width {
+                assert_eq!(m.get(&format!("k{level}_{i}")), Some(&json!(i)));
+            }
+            assert_eq!(m.keys().next_back().map(String::as_str), Some("next"));
+            at = &m["next"];
+        }
+        assert_eq!(at, &json!("leaf"));
+    }
+}
+
 #[test]
 fn serde_output_is_the_same_beyond_the_serde_depth() {
     for object in [false, true] {
