@@ -604,10 +604,7 @@ impl Clone for Map {
     /// A copy of the map as it is (its index copied, nothing hashed again), each value through
     /// `Value::clone` (which bounds its recursion).
     fn clone(&self) -> Map {
-        Map {
-            entries: self.entries.clone(),
-            index: self.index.clone(),
-        }
+        self.map_cloned(Value::clone)
     }
 }
 

@@ -244,7 +244,9 @@ impl Value {
         }
     }
 
-    /// This value with its containers emptied (children are filled in by `clone`).
+    /// This value with its containers emptied (children are filled in by `clone`). An object
+    /// is left without capacity: `clone_iteratively` replaces it whole ([`Map::map_cloned`],
+    /// which builds its entries at their exact size).
     fn shallow_clone(&self) -> Value {
         match self {
             Value::Null => Value::Null,
@@ -252,7 +254,7 @@ impl Value {
             Value::Number(n) => Value::Number(n.clone()),
             Value::String(s) => Value::String(s.clone()),
             Value::Array(a) => Value::Array(Vec::with_capacity(a.len())),
-            Value::Object(m) => Value::Object(Map::with_capacity(m.len())),
+            Value::Object(_) => Value::Object(Map::new()),
         }
     }
 }
