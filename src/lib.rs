@@ -148,7 +148,7 @@ pub use chatparse_runtime as runtime;
 pub use chatparse_runtime::json;
 /// chatparse's JSON value (ordered keys, exact big integers): see [`runtime::value`].
 pub use chatparse_runtime::value;
-pub use chatparse_runtime::value::{Map, Number, Value};
+pub use chatparse_runtime::value::{JsonObject, Map, Number, Value};
 
 /// Derive a response schema from a chat template (crate `chatparse-jinja`).
 #[cfg(feature = "render")]

@@ -158,10 +158,14 @@ fn imports(uses: &Uses, rt: &TokenStream) -> TokenStream {
     if uses.serialize {
         out.extend(quote!(use #rt::serde::ser::{Serialize, SerializeMap, Serializer};));
     }
-    if uses.map {
-        out.extend(quote!(use #rt::value::{Map, Value};));
-    } else {
-        out.extend(quote!(use #rt::value::Value;));
+    let value = pick(&[
+        (uses.json_object, "JsonObject"),
+        (uses.map, "Map"),
+        (true, "Value"),
+    ]);
+    match value.as_slice() {
+        [one] => out.extend(quote!(use #rt::value::#one;)),
+        many => out.extend(quote!(use #rt::value::{#(#many),*};)),
     }
     if uses.lazy {
         out.extend(quote!(use #rt::once_cell::sync::Lazy;));
@@ -267,6 +271,7 @@ impl Emitter<'_> {
             stages,
             parser,
             value,
+            wrapped_call,
         } = &**parse;
         let mut body = TokenStream::new();
         if *null_check {
@@ -309,6 +314,22 @@ impl Emitter<'_> {
                 }
                 None => quote!(None),
             };
+            // Tool arguments as their own JSON text: kept as the model wrote them when they
+            // are one object that parses (checked without building it), else parsed as always.
+            let kept_as_text = matches!(value, ValuePlan::JsonObject)
+                && step.transform.is_none()
+                && step.parser.kind == chatparse_runtime::schema::ParserKind::Json;
+            if kept_as_text {
+                body.extend(quote! {
+                    let content = match support::json_object_text(content) {
+                        Ok(object) => return Ok(Some(object)),
+                        Err(content) => content,
+                    };
+                });
+            }
+            if *wrapped_call {
+                body.extend(wrapped_call_code(plan));
+            }
             body.extend(quote! {
                 let content = support::parse_json(content, #kind, #allow, #transform, #pointer)?;
             });
@@ -324,6 +345,9 @@ impl Emitter<'_> {
             ValuePlan::Json => quote!(content.into_value()),
             ValuePlan::Array(array) => self.array(array, &pointer, items),
             ValuePlan::Object(object) => self.object(plan, object, items, from_fields),
+            ValuePlan::JsonObject => {
+                quote!(JsonObject::from(support::object_dict(content, #pointer)?))
+            }
         };
         let ty = plan.ty.tokens();
         let ret = if plan.ty.is_value() {
@@ -472,6 +496,10 @@ impl Emitter<'_> {
                 shape,
                 ..
             } = &**field;
+            // A plain free-form object is taken as the object itself where it can be.
+            let takes_object = group_names.is_none()
+                && matches!(plain_child(child), Some(PlainChild::JsonObject))
+                && !field.to_json();
             // From a match's groups, the group's number is known here: no lookup by name.
             let take = match group_names {
                 Some(names) => {
@@ -484,7 +512,11 @@ impl Emitter<'_> {
                 }
                 None => {
                     let key = lit(key);
-                    quote!(map.take(#key))
+                    match plain_child(child) {
+                        _ if takes_object => quote!(map.take_object(#key)),
+                        Some(PlainChild::Str) => quote!(map.take_str(#key)),
+                        _ => quote!(map.take(#key)),
+                    }
                 }
             };
             property_names.push(key);
@@ -520,39 +552,26 @@ impl Emitter<'_> {
                     quote!(Slot::Value(support::json_constant(#text)))
                 }
             };
-            from_dict.push(assign(
-                &slot,
-                slot_decl,
+            let taken = if takes_object {
+                // A JSON object the model wrote is what the node returns for it, kept as text.
+                quote! {
+                    match #take {
+                        Some(Ok(object)) => Slot::keeping_null(Some(object)),
+                        Some(Err(content)) => Slot::keeping_null(#func(content)?),
+                        None => #absent,
+                    }
+                }
+            } else {
                 quote! {
                     match #take {
                         Some(content) => Slot::keeping_null(#func(content)?#to_slot_value),
                         None => #absent,
                     }
-                },
-            ));
-            present.push(quote!(#key => #slot.is_present(),));
-            let (field_ty, convert) = match shape {
-                FieldShape::RequiredValue => (
-                    quote!(Value),
-                    quote!(#slot.into_required_value(#key, #pointer)?),
-                ),
-                FieldShape::OptionalValue => {
-                    (quote!(Option<Value>), quote!(#slot.into_value_option()))
                 }
-                FieldShape::Optional => (quote!(Option<#slot_ty>), quote!(#slot.into_option())),
-                FieldShape::OptionalNullable => (
-                    quote!(Option<Option<#slot_ty>>),
-                    quote!(#slot.into_option_option()),
-                ),
-                FieldShape::Required => (
-                    quote!(#slot_ty),
-                    quote!(#slot.into_required(#key, #pointer)?),
-                ),
-                FieldShape::RequiredNullable => (
-                    quote!(Option<#slot_ty>),
-                    quote!(#slot.into_required_nullable(#key, #pointer)?),
-                ),
             };
+            from_dict.push(assign(&slot, slot_decl, taken));
+            present.push(quote!(#key => #slot.is_present(),));
+            let (field_ty, convert) = slot_conversion(*shape, &slot, &slot_ty, &key, &pointer);
             let field_doc = doc(format!(
                 " `{}`{}",
                 display_pointer(&child.node.pointer),
@@ -866,6 +885,104 @@ fn stages_code(stages: &Stages<'_>, pointer: &Literal, fields: bool) -> TokenStr
                 Some(content) => content.into_owned(),
                 None => return Ok(None),
             },
+        };
+    }
+}
+
+/// A node that reads its content with no pattern or parser of its own, whose dict-arm value
+/// can be taken from a call's fields read in place without parsing it first.
+enum PlainChild {
+    /// A `string`: any str reads alike, so a JSON string without escapes is lent.
+    Str,
+    /// An object of free-form keys: a JSON object is what it returns, kept as text.
+    JsonObject,
+}
+
+fn plain_child(child: &NodePlan<'_>) -> Option<PlainChild> {
+    let Body::Parse(parse) = &child.body else {
+        return None;
+    };
+    if parse.stages.is_some() || parse.parser.is_some() {
+        return None;
+    }
+    match parse.value {
+        ValuePlan::Str { borrowed: false } => Some(PlainChild::Str),
+        ValuePlan::JsonObject => Some(PlainChild::JsonObject),
+        _ => None,
+    }
+}
+
+/// A stored property's field type, and the conversion of its `Slot` (named `slot`, of
+/// `slot_ty`) into it.
+fn slot_conversion(
+    shape: FieldShape,
+    slot: &Ident,
+    slot_ty: &TokenStream,
+    key: &Literal,
+    pointer: &Literal,
+) -> (TokenStream, TokenStream) {
+    match shape {
+        FieldShape::RequiredValue => (
+            quote!(Value),
+            quote!(#slot.into_required_value(#key, #pointer)?),
+        ),
+        FieldShape::OptionalValue => (quote!(Option<Value>), quote!(#slot.into_value_option())),
+        FieldShape::Optional => (quote!(Option<#slot_ty>), quote!(#slot.into_option())),
+        FieldShape::OptionalNullable => (
+            quote!(Option<Option<#slot_ty>>),
+            quote!(#slot.into_option_option()),
+        ),
+        FieldShape::Required => (
+            quote!(#slot_ty),
+            quote!(#slot.into_required(#key, #pointer)?),
+        ),
+        FieldShape::RequiredNullable => (
+            quote!(Option<#slot_ty>),
+            quote!(#slot.into_required_nullable(#key, #pointer)?),
+        ),
+    }
+}
+
+/// The wrapped call's fast path (see `ParsePlan::wrapped_call`): when the node's text is one
+/// JSON object that parses, its `function` property's node reads it in place, and the call is
+/// built around that, as the slow path builds it from the wrap (`type` is the struct's
+/// constant; nothing is beyond the wrap's two keys).
+fn wrapped_call_code(plan: &NodePlan<'_>) -> TokenStream {
+    let ValuePlan::Object(object) = (match &plan.body {
+        Body::Parse(parse) => &parse.value,
+        Body::Constant(_) => return TokenStream::new(),
+    }) else {
+        return TokenStream::new();
+    };
+    let Some(function) = object.fields().next() else {
+        return TokenStream::new();
+    };
+    let pointer = lit(&plan.node.pointer);
+    let struct_name = id(&object.struct_name);
+    let func = id(&function.child.func);
+    let field = ident(&function.field);
+    let slot = id(&function.slot);
+    let slot_ty = function.child.ty.tokens();
+    let (_, convert) = slot_conversion(
+        function.shape,
+        &slot,
+        &slot_ty,
+        &lit(function.key),
+        &pointer,
+    );
+    let extras = object.extras.as_ref().map(|e| {
+        let field = ident(&e.field);
+        quote!(#field: Map::new(),)
+    });
+    quote! {
+        // `{type: 'function', function: @}` over one JSON object the model wrote: the call's
+        // fields are read in place, without its dict or the wrap around it.
+        let content = match support::json_call(content) {
+            Ok(call) => {
+                let #slot: Slot<#slot_ty> = Slot::keeping_null(#func(call)?);
+                return Ok(Some(#struct_name { #field: #convert, #extras }));
+            }
+            Err(content) => content,
         };
     }
 }

@@ -52,6 +52,8 @@ pub struct Uses {
     pub replacement: bool,
     /// `jmespath::Expression` (a transform left to the interpreter).
     pub expression: bool,
+    /// [`JsonObject`](chatparse_runtime::value::JsonObject) (an object of free-form keys).
+    pub json_object: bool,
 }
 
 /// A `static` (or compiled function) a node defines, emitted before the node's function.
@@ -117,6 +119,11 @@ pub struct ParsePlan<'s> {
     pub parser: Option<ParserStep<'s>>,
     /// The conversion to the node's type.
     pub value: ValuePlan<'s>,
+    /// The node is a call under the families' wrap (`x-parser: json` with the transform
+    /// `{type: 'function', function: @}`, properties `type: {const: "function"}` and
+    /// `function`): when its text is one JSON object that parses, the call is built from its
+    /// fields read in place (`support::Content::Object`) — no dict, no wrap around it.
+    pub wrapped_call: bool,
 }
 
 /// Substitutions, then `x-regex`, `x-regex-iterator`, `x-regex-key-value`.
@@ -177,6 +184,11 @@ pub enum ValuePlan<'s> {
     Json,
     Array(ArrayPlan<'s>),
     Object(Box<ObjectPlan<'s>>),
+    /// An object of free-form keys (no `properties`, every other key kept as it is: tool
+    /// arguments): `support::JsonObject`. When its content is the text of `x-parser: json` (no
+    /// transform), text that is one JSON object is kept as it is, checked, not parsed
+    /// (`support::json_object_text`); a dict that arrives (a value of parsed JSON) is moved in.
+    JsonObject,
 }
 
 /// How an array's items are parsed.
@@ -370,6 +382,30 @@ impl<'s> ModulePlan<'s> {
 }
 
 impl NodePlan<'_> {
+    /// Calls `f` on this node and every node below it.
+    #[cfg(test)]
+    fn visit(&self, f: &mut impl FnMut(&NodePlan<'_>)) {
+        f(self);
+        let Body::Parse(parse) = &self.body else {
+            return;
+        };
+        match &parse.value {
+            ValuePlan::Array(ArrayPlan::Each(item)) => item.visit(f),
+            ValuePlan::Array(ArrayPlan::Prefix(items)) => items.iter().for_each(|n| n.visit(f)),
+            ValuePlan::Object(object) => {
+                for p in &object.properties {
+                    if let PropertyPlan::Field(field) = p {
+                        field.child.visit(f);
+                    }
+                }
+                if let Some(value) = object.extras.as_ref().and_then(|e| e.value.as_ref()) {
+                    value.visit(f);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn collect_uses(&self, uses: &mut Uses) {
         for s in &self.statics {
             s.collect_uses(uses);
@@ -381,6 +417,7 @@ impl NodePlan<'_> {
             uses.cow = true;
         }
         match &parse.value {
+            ValuePlan::JsonObject => uses.json_object = true,
             ValuePlan::Array(ArrayPlan::Each(item)) => item.collect_uses(uses),
             ValuePlan::Array(ArrayPlan::Prefix(items)) => {
                 items.iter().for_each(|n| n.collect_uses(uses))
@@ -570,6 +607,9 @@ impl Planner {
             || node.iterator.is_some()
             || node.key_value.is_some()
             || (ty.is_value() && kinds.null);
+        let wrapped_call = parser
+            .as_ref()
+            .is_some_and(|p| reads_wrapped_call(p.parser, &value));
         NodePlan {
             node,
             func,
@@ -581,6 +621,7 @@ impl Planner {
                 stages,
                 parser,
                 value,
+                wrapped_call,
             })),
         }
     }
@@ -821,8 +862,65 @@ impl Planner {
             dict_flag,
             required: &node.required,
         };
+        // Free-form keys only (tool arguments): the object is a `JsonObject`, its text kept as
+        // the model wrote it when it arrives as text (see `ValuePlan::JsonObject`).
+        if plan.properties.is_empty()
+            && plan.arms == ObjectArms::Dict
+            && plan.extras.as_ref().is_some_and(|e| e.moves_whole_map)
+        {
+            return (Ty::JsonObject, ValuePlan::JsonObject);
+        }
         (ty, ValuePlan::Object(Box::new(plan)))
     }
+}
+
+/// Whether a node with `parser` and `value` is a call under the wrap `{type: 'function',
+/// function: @}` that can be read in place (see [`ParsePlan::wrapped_call`]): JSON, that exact
+/// transform, and an object of exactly its two keys — `type` the constant `"function"` and a
+/// stored `function` object (its own node with no pattern or parser, so the parsed call goes
+/// straight to it), nothing required, nothing output only for dict input. Then the slow path
+/// (parse, wrap, take `function` out of the wrap, nothing beyond it) is the function node on the
+/// call's dict, which is what the fast path gives it.
+fn reads_wrapped_call(parser: &Parser, value: &ValuePlan<'_>) -> bool {
+    use chatparse_runtime::jmespath::Ast;
+    let wraps = parser.transform.as_ref().is_some_and(|t| {
+        matches!(t.expression.ast(), Ast::MultiSelectHash(pairs) if matches!(pairs.as_slice(),
+            [a, b] if a.key == "type"
+                && a.value == Ast::Literal(Value::String("function".into()))
+                && b.key == "function"
+                && b.value == Ast::Current))
+    });
+    let ValuePlan::Object(object) = value else {
+        return false;
+    };
+    let shape = match object.properties.as_slice() {
+        [PropertyPlan::Constant {
+            key: "type",
+            value,
+            dict_only: false,
+            ..
+        }, PropertyPlan::Field(function)]
+            if value.as_str() == Some("function") && function.key == "function" =>
+        {
+            Some(function)
+        }
+        _ => None,
+    };
+    let function = shape
+        .filter(|f| !f.as_value)
+        .is_some_and(|f| match &f.child.body {
+            Body::Parse(p) => {
+                p.stages.is_none()
+                    && p.parser.is_none()
+                    && matches!(&p.value, ValuePlan::Object(o) if o.arms != ObjectArms::Text)
+            }
+            Body::Constant(_) => false,
+        });
+    wraps
+        && parser.kind == chatparse_runtime::schema::ParserKind::Json
+        && function
+        && object.required.is_empty()
+        && !object.dict_flag
 }
 
 /// What one match of `regex` yields (`_parse_re_match`): a dict of strings for named groups,
@@ -975,13 +1073,53 @@ mod tests {
                 "args": {"type": "object", "x-regex": "A(.*)", "x-parser": "json"}}}"#,
         );
         let plan = ModulePlan::new(&s, false, &quote::quote!(::rt));
-        let args = object(&field(object(&plan.root), "args").child);
-        assert_eq!(args.arms, ObjectArms::Dict);
-        assert!(args.properties.is_empty());
-        let extras = args.extras.as_ref().unwrap();
-        assert!(extras.moves_whole_map && extras.value.is_none());
-        assert_eq!(args.map_binding(), (true, false));
-        assert!(plan.uses.map && !plan.uses.object_input);
+        let args = &field(object(&plan.root), "args").child;
+        assert!(
+            matches!(args.ty, Ty::JsonObject),
+            "free-form keys: a JsonObject"
+        );
+        assert!(matches!(parse(args).value, ValuePlan::JsonObject));
+        assert!(parse(args).parser.is_some());
+        assert!(plan.uses.json_object && !plan.uses.map && !plan.uses.object_input);
+    }
+
+    #[test]
+    fn only_objects_of_free_form_keys_are_json_objects() {
+        for (args, json_object) in [
+            (r#"{"type": "object", "x-parser": "json"}"#, true),
+            (
+                r#"{"type": "object", "x-parser": "json", "additionalProperties": {}}"#,
+                true,
+            ),
+            (
+                r#"{"type": "object", "x-parser": "json", "additionalProperties": true}"#,
+                true,
+            ),
+            // Keys that are checked or parsed, named properties, no keys kept: a struct.
+            (
+                r#"{"type": "object", "x-parser": "json", "additionalProperties": {"type": "string"}}"#,
+                false,
+            ),
+            (
+                r#"{"type": "object", "x-parser": "json", "additionalProperties": false}"#,
+                false,
+            ),
+            (
+                r#"{"type": "object", "x-parser": "json", "properties": {"a": {}}}"#,
+                false,
+            ),
+            (
+                r#"{"type": "object", "x-parser": "json", "properties": {}}"#,
+                false,
+            ),
+        ] {
+            let s = schema(&format!(
+                r#"{{"type": "object", "properties": {{"args": {args}}}}}"#
+            ));
+            let plan = ModulePlan::new(&s, false, &quote::quote!(::rt));
+            let child = &field(object(&plan.root), "args").child;
+            assert_eq!(matches!(child.ty, Ty::JsonObject), json_object, "{args}");
+        }
     }
 
     #[test]
@@ -1040,9 +1178,11 @@ mod tests {
         let function = object(&field(call, "function").child);
         assert_eq!(function.struct_name, "ToolCallFunction");
         assert_eq!(function.arms, ObjectArms::Text);
-        let arguments = object(&field(function, "arguments").child);
-        assert_eq!(arguments.arms, ObjectArms::Dict, "JSON without properties");
-        assert!(arguments.extras.as_ref().unwrap().moves_whole_map);
+        let arguments = &field(function, "arguments").child;
+        assert!(
+            matches!(arguments.ty, Ty::JsonObject),
+            "JSON without properties"
+        );
         assert!(!plan.uses.cow && !plan.uses.replacement && !plan.uses.expression);
         assert!(
             !plan.uses.object_input,
@@ -1054,6 +1194,7 @@ mod tests {
     fn every_shipped_schema_plans() {
         let dir = format!("{}/../schemas", env!("CARGO_MANIFEST_DIR"));
         let mut count = 0;
+        let mut wrapped = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "json") {
@@ -1065,7 +1206,20 @@ mod tests {
             assert!(plan.uses.lazy, "{}", path.display());
             assert_eq!(plan.root.func, "parse_response");
             count += 1;
+            let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
+            let mut wraps = false;
+            plan.root.visit(&mut |n| {
+                wraps |= matches!(&n.body, Body::Parse(p) if p.wrapped_call);
+            });
+            if wraps {
+                wrapped.push(name);
+            }
         }
         assert_eq!(count, 28);
+        wrapped.sort();
+        // The four families whose calls are `{type: 'function', function: @}` around a JSON
+        // object with `name` and `arguments` (the list-wrapping `[@][].{…}` families and
+        // Llama 3's `merge` are not that shape).
+        assert_eq!(wrapped, ["ernie4_5", "hermes", "qwen3", "smollm3"]);
     }
 }

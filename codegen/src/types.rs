@@ -23,6 +23,8 @@ pub enum Ty {
     Vec(Box<Ty>, bool),
     /// A generated struct, with or without the input lifetime.
     Struct(Ident, bool),
+    /// `JsonObject<'a>`: an object of free-form keys, its text borrowed when kept.
+    JsonObject,
 }
 
 impl Ty {
@@ -44,12 +46,13 @@ impl Ty {
             }
             Ty::Struct(name, true) => quote!(#name<'a>),
             Ty::Struct(name, false) => quote!(#name),
+            Ty::JsonObject => quote!(JsonObject<'a>),
         }
     }
 
     pub fn has_lifetime(&self) -> bool {
         match self {
-            Ty::Str | Ty::Cow => true,
+            Ty::Str | Ty::Cow | Ty::JsonObject => true,
             Ty::Vec(item, _) => item.has_lifetime(),
             Ty::Struct(_, lifetime) => *lifetime,
             Ty::Int | Ty::F64 | Ty::Bool | Ty::Value => false,

@@ -60,7 +60,7 @@ pub use spec::{Format, Spec, StreamSetupError};
 /// The type of an `integer` node in a generated parser (Python ints are unbounded).
 pub use support::Int;
 pub use template::ResponseTemplate;
-pub use value::{Map, Number, Value};
+pub use value::{JsonObject, Map, Number, Value};
 
 // Generated code names these through `chatparse::runtime::…`, so user crates need no direct
 // dependency on them.

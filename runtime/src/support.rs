@@ -34,6 +34,10 @@ pub enum Content<'a> {
     List(Vec<Content<'a>>),
     /// Anything else: JSON from a parser, a dict from named groups, null.
     Value(Value),
+    /// A dict that is still the JSON text the model wrote (checked), so that its fields can be
+    /// read in place: only generated code makes one (a call's JSON under the families'
+    /// `{type: 'function', function: @}`), and every step that needs the dict parses it.
+    Object(JsonObject<'a>),
 }
 
 impl<'a> Content<'a> {
@@ -65,6 +69,7 @@ impl<'a> Content<'a> {
             Content::Str(_) => "str",
             Content::List(_) => "list",
             Content::Value(v) => python_type(v),
+            Content::Object(_) => "dict",
         }
     }
 
@@ -81,6 +86,7 @@ impl<'a> Content<'a> {
                 Value::Array(a) => a.is_empty(),
                 Value::Object(o) => o.is_empty(),
             },
+            Content::Object(o) => o.to_map().is_empty(),
         }
     }
 
@@ -92,6 +98,7 @@ impl<'a> Content<'a> {
                 Value::Array(items.into_iter().map(Content::into_value).collect())
             }
             Content::Value(v) => v,
+            Content::Object(o) => Value::Object(o.into_map()),
         }
     }
 
@@ -103,6 +110,7 @@ impl<'a> Content<'a> {
                 Content::List(items.into_iter().map(Content::into_owned).collect())
             }
             Content::Value(v) => Content::Value(v),
+            Content::Object(o) => Content::Object(o.into_owned()),
         }
     }
 }
@@ -517,7 +525,37 @@ pub enum ObjectInput<'a> {
     /// String input: each property parses the whole text; null results are dropped.
     Text(Cow<'a, str>),
     /// Dict input: properties by key, then the remaining keys.
-    Dict(Map),
+    Dict(DictInput<'a>),
+}
+
+/// The dict an `object` node receives: built, or a JSON object the model wrote, its entries
+/// found in place. (Not [`Fields`] itself: its match-groups variant would make every object's
+/// input three times the size, moved on every object of every message.)
+#[derive(Debug)]
+pub enum DictInput<'a> {
+    /// A dict.
+    Map(Map),
+    /// A JSON object's entries, found in place.
+    Json(JsonFields<'a>),
+}
+
+impl DictInput<'_> {
+    /// The dict, the values parsed.
+    pub fn into_map(self) -> Map {
+        match self {
+            DictInput::Map(map) => map,
+            DictInput::Json(json) => json.into_map(),
+        }
+    }
+}
+
+impl<'a> From<DictInput<'a>> for Fields<'a> {
+    fn from(input: DictInput<'a>) -> Self {
+        match input {
+            DictInput::Map(map) => Fields::Map(map),
+            DictInput::Json(json) => Fields::Json(json),
+        }
+    }
 }
 
 /// Classify an `object` node's content.
@@ -527,7 +565,8 @@ pub fn object_input<'a>(
     pointer: &str,
 ) -> Result<ObjectInput<'a>, ParseError> {
     match content {
-        Content::Value(Value::Object(map)) => Ok(ObjectInput::Dict(map)),
+        Content::Value(Value::Object(map)) => Ok(ObjectInput::Dict(DictInput::Map(map))),
+        Content::Object(object) => Ok(ObjectInput::Dict(object.into_fields())),
         Content::Str(text) if has_properties => Ok(ObjectInput::Text(text)),
         Content::Value(Value::String(text)) if has_properties => {
             Ok(ObjectInput::Text(Cow::Owned(text)))
@@ -554,10 +593,45 @@ pub fn object_text<'a>(content: Content<'a>, pointer: &str) -> Result<Cow<'a, st
 pub fn object_dict(content: Content<'_>, pointer: &str) -> Result<Map, ParseError> {
     match content {
         Content::Value(Value::Object(map)) => Ok(map),
+        Content::Object(object) => Ok(object.into_map()),
         Content::Str(_) | Content::Value(Value::String(_)) => {
             Err(error(pointer, ParseErrorKind::ObjectWithoutProperties))
         }
         other => Err(unexpected("a dict or str", &other, pointer)),
+    }
+}
+
+/// An object of free-form keys (tool arguments) for generated code.
+pub use crate::value::JsonObject;
+
+/// A free-form object node's content when it is the text of one JSON object that Python's
+/// `json.loads` certainly parses into a dict: kept as that text, checked, not parsed
+/// ([`JsonObject::from_text`]). Anything else is handed back for [`parse_json`], which then
+/// parses it, or fails, exactly as before.
+pub fn json_object_text(content: Content<'_>) -> Result<JsonObject<'_>, Content<'_>> {
+    match content {
+        Content::Str(text) => JsonObject::from_text(text).map_err(Content::Str),
+        Content::Value(Value::String(text)) => JsonObject::from_text(Cow::Owned(text))
+            .map_err(|text| Content::Value(Value::String(text.into_owned()))),
+        // Not text: a dict. Only reachable from a call's fields read in place, whose free-form
+        // object values stay the model's text (see `Fields::take_object`).
+        other => Err(other),
+    }
+}
+
+/// A call's content under the wrap `{type: 'function', function: @}` when it is the text of one
+/// JSON object that parses, lent from the output, with at most eight keys, none escaped or
+/// repeated: a dict kept as that text ([`Content::Object`]), its entries found in the same
+/// checked pass. Anything else is handed back for [`parse_json`].
+pub fn json_call(content: Content<'_>) -> Result<Content<'_>, Content<'_>> {
+    match content {
+        Content::Str(Cow::Borrowed(text)) => match JsonFields::read(text) {
+            Some(fields) => Ok(Content::Object(JsonObject::from_fields(fields))),
+            None => Err(content),
+        },
+        // Text a substitution rebuilt cannot lend its fields: the call is parsed as a whole
+        // (checking it first would only add a pass).
+        other => Err(other),
     }
 }
 
@@ -723,6 +797,9 @@ pub enum Fields<'t> {
         /// The match.
         captures: Captures<'t>,
     },
+    /// A JSON object the model wrote (checked), its entries found in place and each value
+    /// parsed only when taken (see [`JsonFields`]).
+    Json(JsonFields<'t>),
 }
 
 impl<'t> Fields<'t> {
@@ -739,6 +816,28 @@ impl<'t> Fields<'t> {
                     .position(|name| name.as_deref() == Some(key))?;
                 captures.get(i + 1).map(Content::borrowed)
             }
+            Fields::Json(json) => json.take(key).map(JsonValueText::parsed),
+        }
+    }
+
+    /// [`Fields::take`] for a property that is a plain `string` node (no pattern or parser of
+    /// its own), which reads any str alike: a JSON string without escapes is lent from the
+    /// model's text rather than copied.
+    pub fn take_str(&mut self, key: &str) -> Option<Content<'t>> {
+        match self {
+            Fields::Json(json) => json.take(key).map(JsonValueText::string),
+            _ => self.take(key),
+        }
+    }
+
+    /// [`Fields::take`] for a property that is a plain object of free-form keys (tool
+    /// arguments, no pattern or parser of its own): `Ok` with the object itself when the value
+    /// is a JSON object the model wrote (what that property's node returns for it, kept as
+    /// text), else `Err` with the content for the node to parse.
+    pub fn take_object(&mut self, key: &str) -> Option<Result<JsonObject<'t>, Content<'t>>> {
+        match self {
+            Fields::Json(json) => json.take(key).map(JsonValueText::object),
+            _ => self.take(key).map(Err),
         }
     }
 
@@ -746,7 +845,7 @@ impl<'t> Fields<'t> {
     /// (`0`: no group has that name).
     pub fn take_group(&mut self, key: &str, group: usize) -> Option<Content<'t>> {
         match self {
-            Fields::Map(_) => self.take(key),
+            Fields::Map(_) | Fields::Json(_) => self.take(key),
             Fields::Groups { captures, .. } if group > 0 => {
                 captures.get(group).map(Content::borrowed)
             }
@@ -759,6 +858,7 @@ impl<'t> Fields<'t> {
         match self {
             Fields::Map(map) => map,
             Fields::Groups { regex, captures } => group_dict(regex, &captures),
+            Fields::Json(json) => json.into_map(),
         }
     }
 
@@ -780,6 +880,7 @@ impl<'t> Fields<'t> {
                 next: 0,
                 known,
             },
+            Fields::Json(json) => Beyond::Json(json, 0, known),
         }
     }
 }
@@ -798,6 +899,9 @@ pub enum Beyond<'t, 'k> {
         next: usize,
         known: &'k [&'k str],
     },
+    /// A JSON object's entries found in place, from the `usize`th.
+    #[doc(hidden)]
+    Json(JsonFields<'t>, usize, &'k [&'k str]),
 }
 
 impl Iterator for Beyond<'_, '_> {
@@ -828,6 +932,139 @@ impl Iterator for Beyond<'_, '_> {
                 }
                 None
             }
+            Beyond::Json(fields, next, known) => {
+                let InPlace { entries, len, .. } = &*fields.0;
+                while let Some(entry) = entries[..*len].get(*next) {
+                    *next += 1;
+                    match entry {
+                        Some((key, value)) if !known.contains(key) => {
+                            let value = JsonValueText(value).parsed().into_value();
+                            return Some(((*key).to_owned(), value));
+                        }
+                        _ => {}
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
+/// The entries of a JSON object the model wrote, found in place by one checked pass over its
+/// text (`py::json::object_entries`): each key (without escapes), and each value's text, parsed
+/// only when a property takes it. Why: a call's JSON is read only to take two or three values
+/// out of it again; building its dict — a `String` per key — and then the call's `{type,
+/// function}` wrap around it was a fifth of a one-call parse.
+///
+/// Boxed, in one allocation: it rides in [`JsonObject`] and [`Content`], which every object of
+/// every message moves, and must not make them larger.
+#[derive(Debug, Clone)]
+pub struct JsonFields<'t>(Box<InPlace<'t>>);
+
+/// How many entries a JSON object may have to be read in place (a call has two or three); one
+/// with more is parsed as a whole.
+const IN_PLACE_ENTRIES: usize = 8;
+
+#[derive(Debug, Clone)]
+struct InPlace<'t> {
+    /// The object's text (without the whitespace around it).
+    text: &'t str,
+    /// `(key, value's JSON text)` in input order, the first `len` of them; `None` once taken.
+    /// Keys are unique.
+    entries: [Option<(&'t str, &'t str)>; IN_PLACE_ENTRIES],
+    len: usize,
+}
+
+impl<'t> JsonFields<'t> {
+    /// The entries of `text` when it is one JSON object that Python's `json.loads` certainly
+    /// parses into a dict (checked in the same pass, as [`JsonObject::from_text`] checks it);
+    /// `None` otherwise, and when a key has an escape or repeats (the dict then keeps the key's
+    /// first place and its last value: parsed as a whole instead).
+    pub(crate) fn read(text: &'t str) -> Option<JsonFields<'t>> {
+        let mut entries = [None; IN_PLACE_ENTRIES];
+        let mut len = 0;
+        let (start, end) =
+            crate::py::json::object_entries(text, |(key_start, key_end), (start, end)| {
+                let (Some(key), Some(value)) =
+                    (text.get(key_start + 1..key_end - 1), text.get(start..end))
+                else {
+                    return false;
+                };
+                if len == IN_PLACE_ENTRIES
+                    || key.contains('\\')
+                    || entries[..len].iter().flatten().any(|(k, _)| *k == key)
+                {
+                    return false;
+                }
+                entries[len] = Some((key, value));
+                len += 1;
+                true
+            })?;
+        Some(JsonFields(Box::new(InPlace {
+            text: text.get(start..end)?,
+            entries,
+            len,
+        })))
+    }
+
+    /// The object's text (without the whitespace around it).
+    pub(crate) fn text(&self) -> &'t str {
+        self.0.text
+    }
+
+    /// The entries not taken, in input order.
+    fn remaining(&self) -> impl Iterator<Item = (&'t str, &'t str)> + '_ {
+        self.0.entries[..self.0.len].iter().flatten().copied()
+    }
+
+    /// Takes `key`'s value out.
+    fn take(&mut self, key: &str) -> Option<JsonValueText<'t>> {
+        let entries = &mut self.0.entries[..self.0.len];
+        let slot = entries
+            .iter_mut()
+            .find(|e| e.is_some_and(|(k, _)| k == key))?;
+        slot.take().map(|(_, value)| JsonValueText(value))
+    }
+
+    /// The dict, the values parsed.
+    fn into_map(self) -> Map {
+        self.remaining()
+            .map(|(key, value)| (key.to_owned(), JsonValueText(value).parsed().into_value()))
+            .collect()
+    }
+}
+
+/// One value's JSON text, inside an object that was checked as a whole.
+#[derive(Debug, Clone, Copy)]
+struct JsonValueText<'t>(&'t str);
+
+impl<'t> JsonValueText<'t> {
+    /// The value, parsed: what the dict holds. It cannot fail (the whole object was checked);
+    /// were it ever to, debug builds stop and release builds give `None` rather than abort.
+    fn parsed(self) -> Content<'t> {
+        match json::loads(self.0) {
+            Ok(value) => Content::Value(value),
+            Err(e) => {
+                debug_assert!(false, "a checked JSON value did not parse: {e}");
+                Content::NULL
+            }
+        }
+    }
+
+    /// A string without escapes as the model's text (a str like any other); else parsed.
+    fn string(self) -> Content<'t> {
+        match self.0.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+            Some(inner) if !inner.contains('\\') => Content::borrowed(inner),
+            _ => self.parsed(),
+        }
+    }
+
+    /// An object as the model's text; anything else parsed.
+    fn object(self) -> Result<JsonObject<'t>, Content<'t>> {
+        if self.0.starts_with('{') {
+            Ok(JsonObject::vouched(Cow::Borrowed(self.0)))
+        } else {
+            Err(self.parsed())
         }
     }
 }

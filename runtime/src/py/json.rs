@@ -139,6 +139,196 @@ pub(crate) fn raw_decode(text: &str) -> Option<(Value, usize)> {
     }
 }
 
+/// The deepest nesting [`object_span`] vouches for (deeper objects are left to [`loads`]). Why
+/// 128: the open containers fit one `u128` of flags, and real tool arguments nest a few levels.
+const VOUCHED_DEPTH: u32 = 128;
+
+/// Where the JSON object in `text` starts and ends (the whitespace around it excluded), when
+/// [`loads`] certainly parses `text` into a dict: checked without building anything. Why: most
+/// tool arguments are read only to be written out again (OpenAI's `arguments` is their text), and
+/// building the map, one allocation per key and string, is most of what a small call costs.
+///
+/// Conservative, never wrong: `Some` only for text that is Python's whitespace, then an object
+/// in plain JSON, then whitespace — the grammar [`Parser`] follows, less everything it would
+/// need to look closer at: `NaN`/`Infinity`, `\u` escapes of surrogates (paired or not), floats
+/// that overflow, integers past Python's digit limit, nesting past [`VOUCHED_DEPTH`]. For those,
+/// and for every error, `None`: the caller parses the text the full way, which then reports
+/// exactly what Python would. `tests::vouched_objects_parse_to_dicts` holds it to [`loads`].
+pub(crate) fn object_span(text: &str) -> Option<(usize, usize)> {
+    object_entries(text, |_, _| true)
+}
+
+/// [`object_span`], telling `on_entry` each entry of the object as it is read: the key's string
+/// (its quotes included) and the value's text, as byte ranges of `text`. `on_entry` returns
+/// `false` to give up (then `None`).
+pub(crate) fn object_entries(
+    text: &str,
+    mut on_entry: impl FnMut((usize, usize), (usize, usize)) -> bool,
+) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let start = skip_space(bytes, 0);
+    if bytes.get(start) != Some(&b'{') {
+        return None;
+    }
+    // The open containers, innermost in the lowest bit (1: an object).
+    let mut open: u128 = 0;
+    let mut depth = 0u32;
+    let mut i = start;
+    // The outer object's entry being read: its key, and where its value starts.
+    let mut key = (0, 0);
+    let mut value_start = 0;
+    loop {
+        // A value starts at `i` (whitespace skipped).
+        match *bytes.get(i)? {
+            b @ (b'{' | b'[') => {
+                if depth == VOUCHED_DEPTH {
+                    return None;
+                }
+                let object = b == b'{';
+                open = open << 1 | u128::from(object);
+                depth += 1;
+                i = skip_space(bytes, i + 1);
+                let close = if object { b'}' } else { b']' };
+                if bytes.get(i) != Some(&close) {
+                    if object {
+                        let key_start = i;
+                        let (key_stop, value) = key_end(bytes, i)?;
+                        if depth == 1 {
+                            (key, value_start) = ((key_start, key_stop), value);
+                        }
+                        i = value;
+                    }
+                    continue;
+                }
+                // Empty: closed at once, a finished value.
+                i += 1;
+                depth -= 1;
+                open >>= 1;
+            }
+            b'"' => i = string_end(bytes, i)?,
+            b't' if bytes[i..].starts_with(b"true") => i += 4,
+            b'f' if bytes[i..].starts_with(b"false") => i += 5,
+            b'n' if bytes[i..].starts_with(b"null") => i += 4,
+            b'-' | b'0'..=b'9' => i = number_end(text, i)?,
+            _ => return None,
+        }
+        // A value ended at `i`: close containers, or go on to the next value.
+        loop {
+            match depth {
+                0 => return (skip_space(bytes, i) == bytes.len()).then_some((start, i)),
+                1 if !on_entry(key, (value_start, i)) => return None,
+                _ => {}
+            }
+            i = skip_space(bytes, i);
+            let in_object = open & 1 == 1;
+            match *bytes.get(i)? {
+                b',' => {
+                    i = skip_space(bytes, i + 1);
+                    if in_object {
+                        let key_start = i;
+                        let (key_stop, value) = key_end(bytes, i)?;
+                        if depth == 1 {
+                            (key, value_start) = ((key_start, key_stop), value);
+                        }
+                        i = value;
+                    }
+                    break;
+                }
+                b'}' if in_object => {}
+                b']' if !in_object => {}
+                _ => return None,
+            }
+            i += 1;
+            depth -= 1;
+            open >>= 1;
+        }
+    }
+}
+
+/// Python's JSON whitespace from `i` on: the first byte past it.
+fn skip_space(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// `"key"`, whitespace, `:`, whitespace from `i`: where the key's string ends, and where the
+/// value starts.
+fn key_end(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+    if bytes.get(i) != Some(&b'"') {
+        return None;
+    }
+    let stop = string_end(bytes, i)?;
+    let i = skip_space(bytes, stop);
+    (bytes.get(i) == Some(&b':')).then(|| (stop, skip_space(bytes, i + 1)))
+}
+
+/// The end of the string whose quote is at `i`, for the strings [`object_span`] vouches for.
+fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        i = plain_run_end(bytes, i);
+        match *bytes.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => match *bytes.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' => {
+                    let code = hex4(bytes, i + 2)?;
+                    if (0xD800..0xE000).contains(&code) {
+                        return None;
+                    }
+                    i += 6;
+                }
+                _ => return None,
+            },
+            // A control character: Python's strict mode refuses it.
+            _ => return None,
+        }
+    }
+}
+
+/// The end of the number at `i`, for the numbers [`object_span`] vouches for: the grammar of
+/// [`Parser::parse_number`], a float only if it is finite, an integer only within Python's
+/// digit limit.
+fn number_end(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let digits_from = |mut i: usize| {
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = start + usize::from(bytes.get(start) == Some(&b'-'));
+    let int_start = i;
+    match bytes.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits_from(i + 1),
+        _ => return None,
+    }
+    let int_digits = i - int_start;
+    let mut float = false;
+    if bytes.get(i) == Some(&b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        float = true;
+        i = digits_from(i + 2);
+    }
+    if let Some(b'e' | b'E') = bytes.get(i) {
+        let mut j = i + 1;
+        if let Some(b'+' | b'-') = bytes.get(j) {
+            j += 1;
+        }
+        if bytes.get(j).is_some_and(u8::is_ascii_digit) {
+            float = true;
+            i = digits_from(j + 1);
+        }
+    }
+    if float {
+        let value = text.get(start..i)?.parse::<f64>().ok()?;
+        return value.is_finite().then_some(i);
+    }
+    (int_digits <= INT_MAX_STR_DIGITS).then_some(i)
+}
+
 /// The byte offset in `text` of the character a [`loads`] error of `text` names (its start for
 /// [`JsonError::IntegerTooLong`], which names none).
 pub(crate) fn error_byte(text: &str, e: &JsonError) -> usize {
@@ -319,6 +509,39 @@ static STRING_STOP: [bool; 256] = {
     stop[b'\\' as usize] = true;
     stop
 };
+
+/// Where the plain run of a JSON string from `i` ends: the first `"`, `\\` or control character
+/// at or after `i` (`bytes.len()` when there is none). Why eight bytes at a time: keys and short
+/// values are most of a tool call's bytes, and the table loop spent five instructions a byte.
+///
+/// Each test flags a byte with its high bit: `x - 0x01…` borrows into a byte's high bit where the
+/// byte is zero (`v ^ '"'…`, `v ^ '\\'…`), `v - 0x20…` where it is below 0x20, and `& !v` drops the
+/// bytes that had their high bit already (UTF-8). A borrow can flag a byte above a true match,
+/// never one below it, so the lowest flag is the first stop.
+fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let v = u64::from_le_bytes(chunk);
+        let quote = v ^ (ONES * u64::from(b'"'));
+        let backslash = v ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (v.wrapping_sub(ONES * 0x20) & !v);
+        let flags = flags & HIGHS;
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while bytes.get(i).is_some_and(|&b| !STRING_STOP[usize::from(b)]) {
+        i += 1;
+    }
+    i
+}
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, max_depth: usize) -> Parser<'a> {
@@ -578,11 +801,7 @@ impl<'a> Parser<'a> {
         // Most strings have no escape: one allocation of their exact length, without the growth
         // path of pushing into an empty `String`.
         let body = begin + 1;
-        let plain = bytes
-            .get(body..)
-            .unwrap_or_default()
-            .iter()
-            .position(|&b| STRING_STOP[usize::from(b)]);
+        let plain = Some(plain_run_end(bytes, body) - body).filter(|&len| body + len < bytes.len());
         if let Some(len) = plain {
             if bytes.get(body + len) == Some(&b'"') {
                 self.pos = body + len + 1;
@@ -1078,6 +1297,97 @@ mod tests {
             .starts_with("ValueError: Exceeds the limit (4300 digits)"));
     }
 
+    proptest! {
+        #[test]
+        fn plain_runs_end_at_the_first_stop(s in r#"[a-z"\\\x00-\x1f\x7f é😀]{0,40}"#, from in 0usize..40) {
+            let bytes = s.as_bytes();
+            let from = from.min(bytes.len());
+            let expected = bytes[from..]
+                .iter()
+                .position(|&b| STRING_STOP[usize::from(b)])
+                .map_or(bytes.len(), |p| from + p);
+            prop_assert_eq!(plain_run_end(bytes, from), expected);
+        }
+    }
+
+    /// `object_span` vouches only for text `loads` parses into a dict, and its span is that
+    /// object (the whitespace around it left out).
+    fn assert_vouch_holds(text: &str) {
+        if let Some((start, end)) = object_span(text) {
+            let whole = loads(text);
+            assert!(
+                matches!(whole, Ok(Value::Object(_))),
+                "vouched for {text:?}, but loads gives {whole:?}"
+            );
+            assert_eq!(loads(&text[start..end]), whole, "{text:?}");
+            assert_eq!(
+                text[..start].trim_start_matches([' ', '\t', '\n', '\r']),
+                ""
+            );
+            assert_eq!(text[end..].trim_end_matches([' ', '\t', '\n', '\r']), "");
+        }
+    }
+
+    #[test]
+    fn vouched_objects_are_plain_json_objects() {
+        for (text, span) in [
+            ("{}", Some((0, 2))),
+            (" \n{\"a\": 1}\t\r ", Some((2, 10))),
+            (
+                r#"{"a": [1, -0, 2.5e-3, 1E+2, true, false, null, {}, [], "x"]}"#,
+                Some((0, 60)),
+            ),
+            (
+                r#"{"k\"\\\/\b\f\n\r\t\u00e9\u0000": "Zürich 😀"}"#,
+                Some((0, 49)),
+            ),
+            (r#"{"a": {"b": {"c": [[{"d": "e"}]]}}}"#, Some((0, 35))),
+            (r#"{"a": 1, "a": 2}"#, Some((0, 16))),
+            // Not an object, or not only one.
+            ("[1]", None),
+            ("\"{}\"", None),
+            ("{} {}", None),
+            ("{}x", None),
+            ("\u{feff}{}", None),
+            ("\u{a0}{}", None),
+            // JSON errors: Python raises, the full parse reports them.
+            ("{", None),
+            (r#"{"a" 1}"#, None),
+            (r#"{"a": 1,}"#, None),
+            (r#"{"a": [1,]}"#, None),
+            (r#"{"a": 01}"#, None),
+            (r#"{"a": 1.}"#, None),
+            (r#"{"a": .5}"#, None),
+            (r#"{"a": 1e}"#, None),
+            (r#"{"a": +1}"#, None),
+            (r#"{a: 1}"#, None),
+            (r#"{'a': 1}"#, None),
+            (r#"{"a": tru}"#, None),
+            ("{\"a\": \"x\ny\"}", None),
+            (r#"{"a": "\x"}"#, None),
+            (r#"{"a": "\u12"}"#, None),
+            (r#"{"a": "unterminated}"#, None),
+            (r#"{"a": [1}"#, None),
+            (r#"{"a": {"b": 1]}"#, None),
+            // Valid for Python, but not vouched for: the full parse reads them.
+            (r#"{"a": NaN}"#, None),
+            (r#"{"a": -Infinity}"#, None),
+            (r#"{"a": 1e400}"#, None),
+            (r#"{"a": "\ud83d\ude00"}"#, None),
+            (r#"{"a": "\ud83d"}"#, None),
+        ] {
+            assert_eq!(object_span(text), span, "{text:?}");
+            assert_vouch_holds(text);
+        }
+        let digits = |n: usize| format!(r#"{{"a": {}}}"#, "1".repeat(n));
+        assert!(object_span(&digits(INT_MAX_STR_DIGITS)).is_some());
+        assert_eq!(object_span(&digits(INT_MAX_STR_DIGITS + 1)), None);
+        let nested = |n: usize| format!("{}1{}", r#"{"a": "#.repeat(n), "}".repeat(n));
+        assert!(object_span(&nested(VOUCHED_DEPTH as usize)).is_some());
+        assert_eq!(object_span(&nested(VOUCHED_DEPTH as usize + 1)), None);
+        assert_vouch_holds(&nested(VOUCHED_DEPTH as usize));
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -1127,6 +1437,23 @@ mod tests {
                 }
                 prop_assert!(ours.is_ok(), "{:?}: {:?}", s, ours);
                 prop_assert!(same_within(&ours.unwrap(), &theirs, 1));
+            }
+        }
+
+        #[test]
+        fn vouched_objects_parse_to_dicts(s in r#"[ {{}}\[\]",:0-9eE+\-.\\u tnrfalsNIyd8é😀\x00-\x1f]{0,40}"#) {
+            assert_vouch_holds(&s);
+            assert_vouch_holds(&format!("{{{s}"));
+            assert_vouch_holds(&format!(r#"{{"k": {s}}}"#));
+            assert_vouch_holds(&format!(r#"{{"k": "{s}"}}"#));
+        }
+
+        #[test]
+        fn serialized_objects_are_vouched_for(v in json_value()) {
+            let object = Value::Object([("k".to_owned(), v)].into_iter().collect());
+            for text in [serde_json::to_string(&object).unwrap(), serde_json::to_string_pretty(&object).unwrap()] {
+                prop_assert!(object_span(&text).is_some(), "{}", text);
+                assert_vouch_holds(&text);
             }
         }
 

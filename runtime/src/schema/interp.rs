@@ -835,7 +835,7 @@ fn parse_object(
             }
             out
         }
-        ObjectInput::Dict(input) => reshape_dict(node, properties, input, root, walk)?,
+        ObjectInput::Dict(input) => reshape_dict(node, properties, input.into_map(), root, walk)?,
     };
     let required: Vec<&str> = node.required.iter().map(String::as_str).collect();
     let checked = support::check_required(&required, |key| out.contains_key(key), &node.pointer);

@@ -31,6 +31,7 @@
 //! assert_eq!(chatparse_runtime::value::from_str(&v.to_string()).unwrap(), v);
 //! ```
 
+mod json_object;
 mod map;
 mod number;
 mod ser;
@@ -40,6 +41,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 
+pub use json_object::JsonObject;
 pub use map::{
     Entry, IntoIter, Iter, IterMut, Keys, Map, OccupiedEntry, VacantEntry, Values, ValuesMut,
 };
