@@ -191,12 +191,7 @@ pub(crate) fn object_entries(
                 let close = if object { b'}' } else { b']' };
                 if bytes.get(i) != Some(&close) {
                     if object {
-                        let key_start = i;
-                        let (key_stop, value) = key_end(bytes, i)?;
-                        if depth == 1 {
-                            (key, value_start) = ((key_start, key_stop), value);
-                        }
-                        i = value;
+                        i = read_key(bytes, i, depth == 1, &mut key, &mut value_start)?;
                     }
                     continue;
                 }
@@ -225,12 +220,7 @@ pub(crate) fn object_entries(
                 b',' => {
                     i = skip_space(bytes, i + 1);
                     if in_object {
-                        let key_start = i;
-                        let (key_stop, value) = key_end(bytes, i)?;
-                        if depth == 1 {
-                            (key, value_start) = ((key_start, key_stop), value);
-                        }
-                        i = value;
+                        i = read_key(bytes, i, depth == 1, &mut key, &mut value_start)?;
                     }
                     break;
                 }
@@ -243,6 +233,22 @@ pub(crate) fn object_entries(
             open >>= 1;
         }
     }
+}
+
+/// [`key_end`] for [`object_entries`]: where the value starts; an entry of the outer object
+/// (`outer`) also notes its key's string and its value's start.
+fn read_key(
+    bytes: &[u8],
+    i: usize,
+    outer: bool,
+    key: &mut (usize, usize),
+    value_start: &mut usize,
+) -> Option<usize> {
+    let (key_stop, value) = key_end(bytes, i)?;
+    if outer {
+        (*key, *value_start) = ((i, key_stop), value);
+    }
+    Some(value)
 }
 
 /// Python's JSON whitespace from `i` on: the first byte past it.
