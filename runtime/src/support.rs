@@ -34,10 +34,11 @@ pub enum Content<'a> {
     List(Vec<Content<'a>>),
     /// Anything else: JSON from a parser, a dict from named groups, null.
     Value(Value),
-    /// A dict that is still the JSON text the model wrote (checked), so that its fields can be
-    /// read in place: only generated code makes one (a call's JSON under the families'
-    /// `{type: 'function', function: @}`), and every step that needs the dict parses it.
-    Object(JsonObject<'a>),
+    /// A dict that is still the JSON object the model wrote (checked), its entries found in
+    /// place: only generated code makes one (a call's JSON under the families'
+    /// `{type: 'function', function: @}`), and every step that needs the dict parses it. A box
+    /// (in [`JsonFields`]), so that a `Content` stays the size of a [`Value`].
+    Object(JsonFields<'a>),
 }
 
 impl<'a> Content<'a> {
@@ -86,7 +87,7 @@ impl<'a> Content<'a> {
                 Value::Array(a) => a.is_empty(),
                 Value::Object(o) => o.is_empty(),
             },
-            Content::Object(o) => o.to_map().is_empty(),
+            Content::Object(o) => o.remaining().next().is_none(),
         }
     }
 
@@ -110,7 +111,7 @@ impl<'a> Content<'a> {
                 Content::List(items.into_iter().map(Content::into_owned).collect())
             }
             Content::Value(v) => Content::Value(v),
-            Content::Object(o) => Content::Object(o.into_owned()),
+            Content::Object(o) => Content::Value(Value::Object(o.into_map())),
         }
     }
 }
@@ -566,7 +567,7 @@ pub fn object_input<'a>(
 ) -> Result<ObjectInput<'a>, ParseError> {
     match content {
         Content::Value(Value::Object(map)) => Ok(ObjectInput::Dict(DictInput::Map(map))),
-        Content::Object(object) => Ok(ObjectInput::Dict(object.into_fields())),
+        Content::Object(object) => Ok(ObjectInput::Dict(DictInput::Json(object))),
         Content::Str(text) if has_properties => Ok(ObjectInput::Text(text)),
         Content::Value(Value::String(text)) if has_properties => {
             Ok(ObjectInput::Text(Cow::Owned(text)))
@@ -626,7 +627,7 @@ pub fn json_object_text(content: Content<'_>) -> Result<JsonObject<'_>, Content<
 pub fn json_call(content: Content<'_>) -> Result<Content<'_>, Content<'_>> {
     match content {
         Content::Str(Cow::Borrowed(text)) => match JsonFields::read(text) {
-            Some(fields) => Ok(Content::Object(JsonObject::from_fields(fields))),
+            Some(fields) => Ok(Content::Object(fields)),
             None => Err(content),
         },
         // Text a substitution rebuilt cannot lend its fields: the call is parsed as a whole
@@ -956,8 +957,8 @@ impl Iterator for Beyond<'_, '_> {
 /// out of it again; building its dict — a `String` per key — and then the call's `{type,
 /// function}` wrap around it was a fifth of a one-call parse.
 ///
-/// Boxed, in one allocation: it rides in [`JsonObject`] and [`Content`], which every object of
-/// every message moves, and must not make them larger.
+/// Boxed, in one allocation: it rides in [`Content`], which every step of
+/// every message moves, and must not make it larger (a `Content` is the size of a `Value`).
 #[derive(Debug, Clone)]
 pub struct JsonFields<'t>(Box<InPlace<'t>>);
 
@@ -967,8 +968,6 @@ const IN_PLACE_ENTRIES: usize = 8;
 
 #[derive(Debug, Clone)]
 struct InPlace<'t> {
-    /// The object's text (without the whitespace around it).
-    text: &'t str,
     /// `(key, value's JSON text)` in input order, the first `len` of them; `None` once taken.
     /// Keys are unique.
     entries: [Option<(&'t str, &'t str)>; IN_PLACE_ENTRIES],
@@ -983,33 +982,23 @@ impl<'t> JsonFields<'t> {
     pub(crate) fn read(text: &'t str) -> Option<JsonFields<'t>> {
         let mut entries = [None; IN_PLACE_ENTRIES];
         let mut len = 0;
-        let (start, end) =
-            crate::py::json::object_entries(text, |(key_start, key_end), (start, end)| {
-                let (Some(key), Some(value)) =
-                    (text.get(key_start + 1..key_end - 1), text.get(start..end))
-                else {
-                    return false;
-                };
-                if len == IN_PLACE_ENTRIES
-                    || key.contains('\\')
-                    || entries[..len].iter().flatten().any(|(k, _)| *k == key)
-                {
-                    return false;
-                }
-                entries[len] = Some((key, value));
-                len += 1;
-                true
-            })?;
-        Some(JsonFields(Box::new(InPlace {
-            text: text.get(start..end)?,
-            entries,
-            len,
-        })))
-    }
-
-    /// The object's text (without the whitespace around it).
-    pub(crate) fn text(&self) -> &'t str {
-        self.0.text
+        crate::py::json::object_entries(text, |(key_start, key_end), (start, end)| {
+            let (Some(key), Some(value)) =
+                (text.get(key_start + 1..key_end - 1), text.get(start..end))
+            else {
+                return false;
+            };
+            if len == IN_PLACE_ENTRIES
+                || key.contains('\\')
+                || entries[..len].iter().flatten().any(|(k, _)| *k == key)
+            {
+                return false;
+            }
+            entries[len] = Some((key, value));
+            len += 1;
+            true
+        })?;
+        Some(JsonFields(Box::new(InPlace { entries, len })))
     }
 
     /// The entries not taken, in input order.
@@ -1027,10 +1016,17 @@ impl<'t> JsonFields<'t> {
     }
 
     /// The dict, the values parsed.
-    fn into_map(self) -> Map {
+    pub(crate) fn into_map(self) -> Map {
         self.remaining()
             .map(|(key, value)| (key.to_owned(), JsonValueText(value).parsed().into_value()))
             .collect()
+    }
+}
+
+impl PartialEq for JsonFields<'_> {
+    /// The same dict (the values parsed to compare them).
+    fn eq(&self, other: &Self) -> bool {
+        self.clone().into_map() == other.clone().into_map()
     }
 }
 

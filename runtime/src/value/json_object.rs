@@ -8,7 +8,6 @@ use serde::{Serialize, Serializer};
 
 use super::{Map, Value};
 use crate::py::json;
-use crate::support::{DictInput, JsonFields};
 
 /// A JSON object whose keys the schema leaves free (`"additionalProperties": {}`, as tool-call
 /// arguments are): in a generated parser, the object's JSON text as the model wrote it, checked,
@@ -43,8 +42,6 @@ pub struct JsonObject<'a>(Repr<'a>);
 enum Repr<'a> {
     /// A JSON object's text (no whitespace around it) that `json.loads` parses into a dict.
     Text(Cow<'a, str>),
-    /// The same, its entries found in place.
-    Fields(JsonFields<'a>),
     /// The dict.
     Map(Map),
 }
@@ -76,31 +73,11 @@ impl<'a> JsonObject<'a> {
         JsonObject(Repr::Text(text))
     }
 
-    /// An object read by [`JsonFields::read`].
-    pub(crate) fn from_fields(fields: JsonFields<'a>) -> Self {
-        JsonObject(Repr::Fields(fields))
-    }
-
-    /// The object's fields for an object node: found in place when it is text the model wrote
-    /// (see [`JsonFields`]), else the dict.
-    pub(crate) fn into_fields(self) -> DictInput<'a> {
-        match self.0 {
-            Repr::Fields(fields) => DictInput::Json(fields),
-            Repr::Text(Cow::Borrowed(text)) => match JsonFields::read(text) {
-                Some(fields) => DictInput::Json(fields),
-                None => DictInput::Map(parse_vouched(text)),
-            },
-            Repr::Text(Cow::Owned(text)) => DictInput::Map(parse_vouched(&text)),
-            Repr::Map(map) => DictInput::Map(map),
-        }
-    }
-
     /// The object's JSON text exactly as the model wrote it (without the whitespace around it),
     /// when it was kept as text; `None` when it reached its node already parsed.
     pub fn text(&self) -> Option<&str> {
         match &self.0 {
             Repr::Text(text) => Some(text),
-            Repr::Fields(fields) => Some(fields.text()),
             Repr::Map(_) => None,
         }
     }
@@ -109,7 +86,6 @@ impl<'a> JsonObject<'a> {
     pub fn to_map(&self) -> Cow<'_, Map> {
         match &self.0 {
             Repr::Text(text) => Cow::Owned(parse_vouched(text)),
-            Repr::Fields(fields) => Cow::Owned(parse_vouched(fields.text())),
             Repr::Map(map) => Cow::Borrowed(map),
         }
     }
@@ -118,7 +94,6 @@ impl<'a> JsonObject<'a> {
     pub fn into_map(self) -> Map {
         match self.0 {
             Repr::Text(text) => parse_vouched(&text),
-            Repr::Fields(fields) => parse_vouched(fields.text()),
             Repr::Map(map) => map,
         }
     }
@@ -132,7 +107,6 @@ impl<'a> JsonObject<'a> {
     pub fn into_owned(self) -> JsonObject<'static> {
         JsonObject(match self.0 {
             Repr::Text(text) => Repr::Text(Cow::Owned(text.into_owned())),
-            Repr::Fields(fields) => Repr::Text(Cow::Owned(fields.text().to_owned())),
             Repr::Map(map) => Repr::Map(map),
         })
     }
@@ -170,7 +144,6 @@ impl fmt::Debug for JsonObject<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Repr::Text(text) => f.debug_tuple("JsonObject").field(text).finish(),
-            Repr::Fields(fields) => f.debug_tuple("JsonObject").field(&fields.text()).finish(),
             Repr::Map(map) => f.debug_tuple("JsonObject").field(map).finish(),
         }
     }
