@@ -187,7 +187,8 @@ pub enum ValuePlan<'s> {
     /// An object of free-form keys (no `properties`, every other key kept as it is: tool
     /// arguments): `support::JsonObject`. When its content is the text of `x-parser: json` (no
     /// transform), text that is one JSON object is kept as it is, checked, not parsed
-    /// (`support::json_object_text`); a dict that arrives (a value of parsed JSON) is moved in.
+    /// (`support::json_object_text`); so is an object value of a call read in place
+    /// (`Fields::take_object`); a dict that arrives (a value of parsed JSON) is moved in.
     JsonObject,
 }
 

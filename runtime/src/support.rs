@@ -614,8 +614,8 @@ pub fn json_object_text(content: Content<'_>) -> Result<JsonObject<'_>, Content<
         Content::Str(text) => JsonObject::from_text(text).map_err(Content::Str),
         Content::Value(Value::String(text)) => JsonObject::from_text(Cow::Owned(text))
             .map_err(|text| Content::Value(Value::String(text.into_owned()))),
-        // Not text: a dict. Only reachable from a call's fields read in place, whose free-form
-        // object values stay the model's text (see `Fields::take_object`).
+        // Not text (a parsed value): for `object_dict`, or `parse_json`, to take as always. The
+        // values of a call read in place come as objects through `Fields::take_object`.
         other => Err(other),
     }
 }

@@ -12,7 +12,7 @@ use crate::py::json;
 /// A JSON object whose keys the schema leaves free (`"additionalProperties": {}`, as tool-call
 /// arguments are): in a generated parser, the object's JSON text as the model wrote it, checked,
 /// and parsed into a [`Map`] only when asked — or the map itself, when the object reached its
-/// node already parsed (a value inside a call's JSON).
+/// node already parsed (inside a call's JSON that was parsed as a whole).
 ///
 /// Why: a server usually only writes the arguments out again (OpenAI's `arguments` is a JSON
 /// text), and building the map — a `String` per key and per string value — was most of what a
