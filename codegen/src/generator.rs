@@ -497,8 +497,9 @@ impl Emitter<'_> {
                 ..
             } = &**field;
             // A plain free-form object is taken as the object itself where it can be.
+            let plain = plain_child(child);
             let takes_object = group_names.is_none()
-                && matches!(plain_child(child), Some(PlainChild::JsonObject))
+                && matches!(plain, Some(PlainChild::JsonObject))
                 && !field.to_json();
             // From a match's groups, the group's number is known here: no lookup by name.
             let take = match group_names {
@@ -512,7 +513,7 @@ impl Emitter<'_> {
                 }
                 None => {
                     let key = lit(key);
-                    match plain_child(child) {
+                    match plain {
                         _ if takes_object => quote!(map.take_object(#key)),
                         Some(PlainChild::Str) => quote!(map.take_str(#key)),
                         _ => quote!(map.take(#key)),
@@ -632,12 +633,13 @@ impl Emitter<'_> {
                         .flatten()
                         .all(|name| property_names.contains(&name.as_str()))
                 });
+            // No properties and values passed through: the whole map is the field. (A dict-only
+            // object of that shape is planned as a `JsonObject`, so here it is one arm of two.)
             extras_loop = match (moves_whole_map, single_arm) {
-                // The dict arm binds the map as the slot itself.
-                (true, true) => quote!(),
+                (true, true) => quote!(let #extras_slot = map.into_map();),
+                (true, false) => quote!(#extras_slot = map.into_map();),
                 (false, true) if nothing_beyond => quote!(let #extras_slot = Map::new();),
                 (false, false) if nothing_beyond => quote!(#extras_slot = Map::new();),
-                (true, false) => quote!(#extras_slot = map.into_map();),
                 (false, true) => quote! {
                     let mut #extras_slot = Map::new();
                     for (key, value) in map.beyond(&[#(#property_keys),*]) {
@@ -752,14 +754,7 @@ impl Emitter<'_> {
                 }
             }
             ObjectArms::Dict => {
-                let moves_whole_map = object.extras.as_ref().is_some_and(|e| e.moves_whole_map);
                 let input = match (object.map_binding(), from_fields) {
-                    _ if moves_whole_map && from_fields => {
-                        quote!(let #extras_slot = content.into_map();)
-                    }
-                    _ if moves_whole_map => {
-                        quote!(let #extras_slot = support::object_dict(content, #pointer)?;)
-                    }
                     ((false, _), true) => quote!(let _ = content;),
                     ((true, false), true) => quote!(let map = content;),
                     ((true, true), true) => quote!(let mut map = content;),

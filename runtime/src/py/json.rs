@@ -564,11 +564,9 @@ impl<'a> Parser<'a> {
         self.bytes.get(self.pos).copied()
     }
 
-    /// Python's JSON whitespace: only these four, unlike `str.isspace`.
+    /// Python's JSON whitespace: only these four, unlike `str.isspace` (see [`skip_space`]).
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
+        self.pos = skip_space(self.bytes, self.pos);
     }
 
     fn defer(&mut self, fail: Fail) {
@@ -807,16 +805,10 @@ impl<'a> Parser<'a> {
         // Most strings have no escape: one allocation of their exact length, without the growth
         // path of pushing into an empty `String`.
         let body = begin + 1;
-        let plain = Some(plain_run_end(bytes, body) - body).filter(|&len| body + len < bytes.len());
-        if let Some(len) = plain {
-            if bytes.get(body + len) == Some(&b'"') {
-                self.pos = body + len + 1;
-                return Ok(self
-                    .text
-                    .get(body..body + len)
-                    .unwrap_or_default()
-                    .to_owned());
-            }
+        let end = plain_run_end(bytes, body);
+        if bytes.get(end) == Some(&b'"') {
+            self.pos = end + 1;
+            return Ok(self.text.get(body..end).unwrap_or_default().to_owned());
         }
         let mut out = String::new();
         let mut i = begin + 1;
