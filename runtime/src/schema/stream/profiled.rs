@@ -357,12 +357,22 @@ impl<'p> ProfiledStreamParser<'p> {
         chunk: &str,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
-        self.take(chunk)?;
-        if self.pending.events.is_empty() {
-            return Ok(());
+        let names = Names(self.profile);
+        match self.take(chunk)? {
+            Fed::Text(None) => return Ok(()),
+            Fed::Text(Some((field, start, end))) => {
+                let (field, dirty) = names.named(field);
+                on_event(Event::RegionChunk {
+                    field,
+                    text: Cow::Borrowed(span(&self.buffer, start, end)),
+                    dirty,
+                });
+                return Ok(());
+            }
+            Fed::Recorded if self.pending.events.is_empty() => return Ok(()),
+            Fed::Recorded => {}
         }
         let buffer = &self.buffer;
-        let names = Names(self.profile);
         for raw in self.pending.events.drain(..) {
             on_event(raw.lend(buffer, &names));
         }
@@ -378,7 +388,12 @@ impl<'p> ProfiledStreamParser<'p> {
         chunk: &str,
         on_event: &mut dyn FnMut(Event<'_>, &str),
     ) -> Result<Option<TextRun<'_>>, ParseError> {
-        self.take(chunk)?;
+        if let Fed::Text(text) = self.take(chunk)? {
+            // The one chunk of text, as `hand_out` would give it had it been recorded.
+            self.pending
+                .events
+                .extend(text.map(|(field, start, end)| RawEvent::Chunk { field, start, end }));
+        }
         let names = Names(self.profile);
         Ok(self.pending.hand_out(
             &self.buffer,
@@ -389,8 +404,11 @@ impl<'p> ProfiledStreamParser<'p> {
         ))
     }
 
-    /// Appends `chunk` and records the events it decides.
-    fn take(&mut self, chunk: &str) -> Result<(), ParseError> {
+    /// Appends `chunk` and records the events it decides, or gives the one chunk of text it
+    /// decides (see [`Fed`]). Inlined into the two feeds: the returned `Fed` then costs nothing
+    /// to match (a call returning it added a dozen instructions to every feed).
+    #[inline(always)]
+    fn take(&mut self, chunk: &str) -> Result<Fed, ParseError> {
         self.pending.check()?;
         self.pending.events.clear();
         let quiet = self.clear == Some((self.buffer.len(), self.phase))
@@ -409,18 +427,28 @@ impl<'p> ProfiledStreamParser<'p> {
                     started: true,
                 } => {
                     self.pass_clear();
-                    self.stream_to(field, from, self.buffer.len());
-                    return Ok(());
+                    let limit = self.buffer.len();
+                    if !self.fields[field].opened {
+                        self.stream_to(field, from, limit);
+                        return Ok(Fed::Recorded);
+                    }
+                    // Most feeds of a long answer or reasoning: text of an open region, handed
+                    // straight to the caller rather than recorded and lent.
+                    let text = self.known_text(field, from, limit).map(|(start, end)| {
+                        self.mark_sent(field, start, end);
+                        (field, start, end)
+                    });
+                    return Ok(Fed::Text(text));
                 }
                 Phase::Ambiguous { .. } => {
                     self.pass_clear();
-                    return Ok(());
+                    return Ok(Fed::Recorded);
                 }
                 _ => {}
             }
         }
         self.advance();
-        Ok(())
+        Ok(Fed::Recorded)
     }
 
     /// A quiet feed's search state (see [`Self::take`]): resumes at the end, which is clear.
@@ -1321,20 +1349,24 @@ impl<'p> ProfiledStreamParser<'p> {
     /// Streams `field`'s body text in `from..limit` that is known: up to its last non-space
     /// character.
     fn stream_to(&mut self, field: usize, from: usize, limit: usize) {
+        if let Some((start, end)) = self.known_text(field, from, limit) {
+            self.emit(field, start, end);
+        }
+    }
+
+    /// What [`Self::stream_to`] sends: `field`'s text in `from..limit` not sent yet, as far as
+    /// it is known (up to its last non-space character), after reading `from..limit`.
+    fn known_text(&mut self, field: usize, from: usize, limit: usize) -> Option<(usize, usize)> {
         let streamed = &mut self.fields[field];
         let read_from = streamed.read_to.max(from);
         if limit <= read_from {
-            return;
+            return None;
         }
         // The last non-space character read from the end, the first one only when the region
         // has not opened (where it starts): each feed reads the new text once, and most of it
         // not at all.
-        let new = &self.buffer[read_from..limit];
-        let last = new
-            .char_indices()
-            .rev()
-            .find(|&(_, c)| !is_space(c))
-            .map(|(i, c)| read_from + i + c.len_utf8());
+        let new = span(&self.buffer, read_from, limit);
+        let last = text_end(new).map(|end| read_from + end);
         let mut text_end = streamed.text_end;
         let mut first = None;
         if last.is_some() {
@@ -1345,33 +1377,63 @@ impl<'p> ProfiledStreamParser<'p> {
         }
         streamed.read_to = limit;
         streamed.text_end = text_end;
-        let Some(end) = text_end else {
-            return;
-        };
+        let end = text_end?;
         let start = if streamed.opened {
             streamed.end
         } else {
             first.unwrap_or(read_from)
         };
-        if end > start {
-            self.emit(field, start, end);
-        }
+        (end > start).then_some((start, end))
     }
 
+    /// Records `field`'s text `start..end` as sent: its region opened first if it had not.
     fn emit(&mut self, field: usize, start: usize, end: usize) {
-        let streamed = &mut self.fields[field];
-        if !streamed.opened {
-            streamed.opened = true;
-            streamed.start = start;
+        if self.mark_sent(field, start, end) {
             self.pending.events.push(RawEvent::Open { field });
         }
-        streamed.end = end;
-        streamed.read_to = streamed.read_to.max(end);
-        streamed.text_end = Some(end).max(streamed.text_end);
         self.pending
             .events
             .push(RawEvent::Chunk { field, start, end });
     }
+
+    /// Notes `field`'s text up to `end` as sent (from `start`, where its region opens now);
+    /// whether it opens now.
+    fn mark_sent(&mut self, field: usize, start: usize, end: usize) -> bool {
+        let streamed = &mut self.fields[field];
+        let opens = !streamed.opened;
+        if opens {
+            streamed.opened = true;
+            streamed.start = start;
+        }
+        streamed.end = end;
+        streamed.read_to = streamed.read_to.max(end);
+        streamed.text_end = Some(end).max(streamed.text_end);
+        opens
+    }
+}
+
+/// Where the last non-space character of `text` ends (`str.isspace`), if it has one. ASCII is
+/// read byte by byte from the end, without decoding; only a multi-byte character is decoded.
+fn text_end(text: &str) -> Option<usize> {
+    for (i, &b) in text.as_bytes().iter().enumerate().rev() {
+        if !b.is_ascii() {
+            // The last byte of a character (only ASCII follows it): decode back from there.
+            return (text.get(..=i)?.char_indices().rev())
+                .find(|&(_, c)| !is_space(c))
+                .map(|(j, c)| j + c.len_utf8());
+        }
+        if !is_space(char::from(b)) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// What a feed decided: events recorded in `pending`, or only text of a region already open
+/// (the chunk to send, `(field, start, end)`, if any), which the feed hands out directly.
+enum Fed {
+    Recorded,
+    Text(Option<(usize, usize, usize)>),
 }
 
 /// Field names of the streamed fields.
@@ -1940,4 +2002,38 @@ fn start_spaces(memo: &mut (usize, SpaceRuns), at: usize) -> &mut SpaceRuns {
         *memo = (at, SpaceRuns::default());
     }
     &mut memo.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition `text_end` reads faster: the end of the last character that is not
+    /// white space to `str.isspace`.
+    fn text_end_by_chars(text: &str) -> Option<usize> {
+        text.char_indices()
+            .rev()
+            .find(|&(_, c)| !is_space(c))
+            .map(|(i, c)| i + c.len_utf8())
+    }
+
+    #[test]
+    fn text_end_skips_python_white_space() {
+        assert_eq!(text_end("ab \t\n"), Some(2));
+        assert_eq!(text_end("a\x1c\x1f"), Some(1));
+        assert_eq!(text_end("é\u{3000}"), Some(2)); // an ideographic space is white space
+        assert_eq!(text_end("a\u{200b}"), Some(4)); // a zero-width space is not
+        assert_eq!(text_end(" \u{85}"), None);
+        assert_eq!(text_end(""), None);
+    }
+
+    proptest! {
+        #[test]
+        fn text_end_is_the_last_non_space_character(
+            text in "[ a\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f\\u{85}\\u{a0}\\u{3000}\\u{200b}é😀]{0,12}"
+        ) {
+            prop_assert_eq!(text_end(&text), text_end_by_chars(&text));
+        }
+    }
 }
