@@ -215,7 +215,9 @@ pub struct ProfiledStreamParser<'p> {
     fields: [Streamed; 2],
     /// The calls field, when its calls stream one by one: `x-regex-iterator` matches, or calls
     /// that a scan of the profile's format decides (the items of a JSON list, ...).
-    calls: Option<CallScan<'p>>,
+    /// Boxed: `calls` takes it out and puts it back on every feed inside a call, and it is a
+    /// few hundred bytes (its shape, when owned).
+    calls: Option<Box<CallScan<'p>>>,
     decided: Option<Decided<'p>>,
     /// How many calls have streamed, and where the last one ended.
     calls_sent: usize,
@@ -304,7 +306,7 @@ impl<'p> ProfiledStreamParser<'p> {
                     None if iterated_calls(c) => Cow::Owned(CallShape::of(node).ok()?),
                     None => return None,
                 };
-                CallScan::new(&c.field, node, shape).ok()
+                CallScan::new(&c.field, node, shape).ok().map(Box::new)
             }),
             decided: profile
                 .tool_calls
@@ -358,23 +360,29 @@ impl<'p> ProfiledStreamParser<'p> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), ParseError> {
         let names = Names(self.profile);
-        match self.take(chunk)? {
-            Fed::Text(None) => return Ok(()),
-            Fed::Text(Some((field, start, end))) => {
-                let (field, dirty) = names.named(field);
-                on_event(Event::RegionChunk {
-                    field,
-                    text: Cow::Borrowed(span(&self.buffer, start, end)),
-                    dirty,
-                });
-                return Ok(());
-            }
-            Fed::Recorded if self.pending.events.is_empty() => return Ok(()),
-            Fed::Recorded => {}
-        }
-        let buffer = &self.buffer;
-        for raw in self.pending.events.drain(..) {
-            on_event(raw.lend(buffer, &names));
+        let one_chunk = match self.take(chunk)? {
+            Fed::Text(text) => text,
+            // The other common feed, inside an open call: one chunk of its raw text. Lent as it
+            // stands (the record is cleared by the next feed), not drained.
+            Fed::Recorded => match self.pending.events.as_slice() {
+                [] => return Ok(()),
+                &[RawEvent::Chunk { field, start, end }] => Some((field, start, end)),
+                _ => {
+                    let buffer = &self.buffer;
+                    for raw in self.pending.events.drain(..) {
+                        on_event(raw.lend(buffer, &names));
+                    }
+                    return Ok(());
+                }
+            },
+        };
+        if let Some((field, start, end)) = one_chunk {
+            let (field, dirty) = names.named(field);
+            on_event(Event::RegionChunk {
+                field,
+                text: Cow::Borrowed(span(&self.buffer, start, end)),
+                dirty,
+            });
         }
         Ok(())
     }
@@ -1057,15 +1065,16 @@ impl<'p> ProfiledStreamParser<'p> {
                     }
                 },
             };
-            let Some((close_at, close_len)) = scan.find_closer(bytes, self.closer_from) else {
-                self.closer_from = limit
-                    .saturating_sub(scan.shape.longest_closer)
-                    .max(self.closer_from);
-                if !self.lenient {
-                    let sent_to = scan.raw_known(bytes, self.closer_from);
-                    self.send_open_call(open.raw, sent_to);
+            let (close_at, close_len) = match scan.find_closer(bytes, self.closer_from) {
+                Ok(found) => found,
+                Err(resume) => {
+                    self.closer_from = resume.max(self.closer_from);
+                    if !self.lenient {
+                        let sent_to = scan.raw_known(bytes, self.closer_from);
+                        self.send_open_call(open.raw, sent_to);
+                    }
+                    break false;
                 }
-                break false;
             };
             let end = close_at + close_len;
             let (capture_end, raw_end) = match &scan.shape.form {
@@ -1144,10 +1153,11 @@ impl<'p> ProfiledStreamParser<'p> {
     /// its own way (a bad call set aside, the ones after it kept), so a lenient stream leaves the
     /// calls to the final message.
     fn decided_calls(&mut self) {
-        let Some(mut decided) = self.decided.take().filter(|_| !self.lenient) else {
+        if self.lenient || self.decided.is_none() {
+            self.decided = None;
             self.phase = Phase::Held;
             return;
-        };
+        }
         let (limit, stop, ended) = self.calls_limit();
         let end_token = ended.then(|| {
             self.profile
@@ -1160,6 +1170,12 @@ impl<'p> ProfiledStreamParser<'p> {
         });
         let mut open = false;
         let done = loop {
+            // Read in place (not taken out and put back: a scan is a hundred bytes or more, and
+            // this runs on every feed inside a call); `send_call` and `send_open_call` do not
+            // read it.
+            let Some(decided) = self.decided.as_mut() else {
+                break true;
+            };
             let calls = CallsText {
                 text: &self.buffer,
                 limit,
@@ -1176,7 +1192,6 @@ impl<'p> ProfiledStreamParser<'p> {
                 CallStep::Done => break true,
             }
         };
-        self.decided = Some(decided);
         if done || (stop && !open) {
             self.phase = Phase::Held;
         }
@@ -1831,19 +1846,45 @@ impl<'p> CallScan<'p> {
     }
 
     /// The first whole literal closer in `bytes[from..]` (at one position, the first in pattern
-    /// order), as position and length.
-    fn find_closer(&self, bytes: &[u8], from: usize) -> Option<(usize, usize)> {
-        let hay = bytes.get(from..)?;
+    /// order), as position and length; without one, where a closer may still begin as more text
+    /// arrives (the next search starts there).
+    ///
+    /// Why that resumption is exact: a closer not found whole in `bytes` either starts too close
+    /// to the end to fit (within its length less one byte of the end) or nowhere in it, and it
+    /// starts with its first byte; so the earliest such byte near the end, over all closers, is
+    /// the earliest place one can start. Most feeds inside a call then read only their new bytes.
+    fn find_closer(&self, bytes: &[u8], from: usize) -> Result<(usize, usize), usize> {
+        let Some(hay) = bytes.get(from..) else {
+            return Err(from);
+        };
         let mut best: Option<(usize, usize)> = None;
+        let mut resume = bytes.len();
         for closer in &self.shape.closers {
+            let closer = closer.as_bytes();
             let limit = best.map_or(hay.len(), |(at, _)| (at + closer.len()).min(hay.len()));
-            if let Some(i) = memmem::find(&hay[..limit], closer.as_bytes()) {
+            let window = &hay[..limit];
+            let Some(first) = closer.first() else {
+                // An empty closer (never shipped) is found where the search starts.
+                best = Some((0, 0));
+                continue;
+            };
+            // Most windows hold no first byte of the closer: a look at each byte says so for
+            // less than building a `memmem` search.
+            if !window.contains(first) {
+                continue;
+            }
+            if let Some(i) = memmem::find(window, closer) {
                 if best.is_none_or(|(at, _)| i < at) {
                     best = Some((i, closer.len()));
                 }
+            } else {
+                let cut_from = window.len().saturating_sub(closer.len() - 1);
+                if let Some(p) = window[cut_from..].iter().position(|b| b == first) {
+                    resume = resume.min(from + cut_from + p);
+                }
             }
         }
-        best.map(|(i, len)| (from + i, len))
+        best.map(|(i, len)| (from + i, len)).ok_or(resume)
     }
 }
 
