@@ -300,6 +300,9 @@ pub struct PyRegex {
     fancy_rungs: Vec<OnceCell<Result<Compiled, RegexError>>>,
     /// The fixed part of the backtracking budgets ([`FANCY_BACKTRACK_LIMIT`] but in tests).
     backtrack_limit: usize,
+    /// Every match starts at the text's start (`^` without `MULTILINE`, `\A`): a search from
+    /// any later position finds none (`re.sub` and `re.finditer` search again after each match).
+    text_start_only: bool,
 }
 
 /// One match: group 0 and every capture group, as slices of the haystack.
@@ -541,6 +544,7 @@ impl PyRegex {
         )?;
         let strategy = Strategy::choose(&ast, &translation);
         let prefilter = strategy.prefilter(&ast);
+        let text_start_only = engine::backtrack::starts_anchored(&ast.root);
         Ok(PyRegex {
             prefilter,
             pattern: python_pattern.to_string(),
@@ -555,6 +559,7 @@ impl PyRegex {
                 .map(|_| OnceCell::new())
                 .collect(),
             backtrack_limit,
+            text_start_only,
         })
     }
 
@@ -875,6 +880,9 @@ impl PyRegex {
         cache: &mut ScanCache,
         steps: &mut Allowance,
     ) -> Result<Option<Captures<'h>>, MatchError> {
+        if self.text_start_only && pos > 0 {
+            return Ok(None);
+        }
         if let Some(answer) = self.prefilter.as_ref().and_then(|p| p.search(hay, pos)) {
             return Ok(answer.map(|spans| Captures { hay, spans }));
         }
@@ -1001,6 +1009,9 @@ impl PyRegex {
         pos: usize,
         steps: &mut Allowance,
     ) -> Result<Option<Captures<'h>>, MatchError> {
+        if self.text_start_only && pos > 0 {
+            return Ok(None);
+        }
         if !self.translation.can_match_empty {
             return self.search_at(hay, pos, &mut ScanCache::default(), steps);
         }

@@ -169,6 +169,24 @@ fn anchors() {
     assert_eq!(search0("^b", "a\nb"), None);
 }
 
+/// A pattern whose every match starts at the text's start answers "none" from any later
+/// position without searching (`text_start_only`); `re.sub` and `re.finditer` search again there.
+#[test]
+fn matches_anchored_at_the_start_are_found_once() {
+    // python3: re.sub('^a', 'b', 'aa') -> 'ba'
+    assert_eq!(sub("^a", "b", "aa"), "ba");
+    // python3: [m.span() for m in re.finditer(r'\Aa|^b', 'abab')] -> [(0, 1)]
+    assert_eq!(finditer(r"\Aa|^b", "abab"), vec![(0, 1)]);
+    // python3: [m.span() for m in re.finditer('^', 'xy')] -> [(0, 0)]
+    assert_eq!(finditer("^", "xy"), vec![(0, 0)]);
+    // python3: re.sub(r'^\s*', '>', '  x') -> '>x'
+    assert_eq!(sub(r"^\s*", ">", "  x"), ">x");
+    // Not anchored: python3: [m.span() for m in re.finditer('(?m)^a', 'a\na')] -> [(0, 1), (2, 3)]
+    assert_eq!(finditer("(?m)^a", "a\na"), vec![(0, 1), (2, 3)]);
+    assert!(re("^a|^b").text_start_only && !re("(?m)^a").text_start_only);
+    assert!(!re("a|^b").text_start_only && !re("(?:^a)?b").text_start_only);
+}
+
 #[test]
 fn empty_match_rules() {
     // python3: re.sub('x*', '-', 'abxd') -> '-a-b--d-'

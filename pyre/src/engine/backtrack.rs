@@ -407,7 +407,7 @@ impl Node {
 }
 
 /// Whether every match must start at the beginning of the text.
-fn starts_anchored(node: &Node) -> bool {
+pub(crate) fn starts_anchored(node: &Node) -> bool {
     match node {
         Node::Assert(Assertion::TextStart) => true,
         Node::Group { node, .. } | Node::Atomic(node) => starts_anchored(node),
