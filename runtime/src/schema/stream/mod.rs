@@ -602,7 +602,11 @@ impl<'p> XRegexStreamParser<'p> {
                     let Some(&first) = opener.first() else {
                         return false;
                     };
-                    if memchr::memchr_iter(first, chunk).any(|p| begins(opener, &chunk[p..])) {
+                    // A chunk here is at most `MAX_CHUNK` bytes: a look at each is cheaper than
+                    // setting up `memchr`'s vector loop (one per scanner per feed).
+                    let begun =
+                        (0..chunk.len()).any(|p| chunk[p] == first && begins(opener, &chunk[p..]));
+                    if begun {
                         return false;
                     }
                 }
