@@ -482,6 +482,16 @@ impl<'p> XRegexStreamParser<'p> {
     ) -> Result<(), ParseError> {
         self.advance(chunk, false)?;
         let (buffer, plan) = (&self.buffer, self.plan);
+        if let &[RawEvent::Chunk { field, start, end }] = self.pending.events.as_slice() {
+            // Most feeds: one chunk of one region's text, lent as it stands (the next feed's
+            // `advance` clears the record), not drained.
+            on_event(Event::RegionChunk {
+                field: plan.name(field),
+                text: std::borrow::Cow::Borrowed(span(buffer, start, end)),
+                dirty: plan.dirty(field),
+            });
+            return Ok(());
+        }
         for r in self.pending.events.drain(..) {
             on_event(r.lend(buffer, plan));
         }

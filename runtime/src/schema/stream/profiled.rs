@@ -1864,8 +1864,11 @@ impl<'p> CallScan<'p> {
             let limit = best.map_or(hay.len(), |(at, _)| (at + closer.len()).min(hay.len()));
             let window = &hay[..limit];
             let Some(first) = closer.first() else {
-                // An empty closer (never shipped) is found where the search starts.
-                best = Some((0, 0));
+                // An empty closer (never shipped) is found where the search starts, after an
+                // earlier closer found there.
+                if best.is_none_or(|(at, _)| at > 0) {
+                    best = Some((0, 0));
+                }
                 continue;
             };
             // Most windows hold no first byte of the closer: a look at each byte says so for
