@@ -814,15 +814,12 @@ impl<'a> Parser<'a> {
         let mut i = begin + 1;
         loop {
             let run_start = i;
-            let stop = loop {
-                match bytes.get(i) {
-                    None => return Err(Fail::Decode(DecodeMsg::Unterminated, begin)),
-                    Some(&b) if b == b'"' || b == b'\\' => break b,
-                    Some(&b) if b < 0x20 => {
-                        return Err(Fail::Decode(DecodeMsg::ControlCharacter, i))
-                    }
-                    Some(_) => i += 1,
-                }
+            i = plain_run_end(bytes, i);
+            // The run stops at a quote, a backslash or a control character.
+            let stop = match bytes.get(i) {
+                None => return Err(Fail::Decode(DecodeMsg::Unterminated, begin)),
+                Some(&b) if b < 0x20 => return Err(Fail::Decode(DecodeMsg::ControlCharacter, i)),
+                Some(&b) => b,
             };
             // The run ends at an ASCII byte, so it is whole characters.
             out.push_str(self.text.get(run_start..i).unwrap_or_default());
