@@ -39,6 +39,22 @@ pub(crate) fn span(buffer: &str, start: usize, end: usize) -> &str {
     buffer.get(start..end).unwrap_or("")
 }
 
+/// The event for a chunk of a field's text, `buffer[start..end]`, borrowed: `(field, dirty)` is
+/// the field's name and whether it is dirty. What [`RawEvent::lend`] gives for a chunk, for the
+/// feeds that hand a lone chunk out without recording it (one name lookup, not two).
+pub(crate) fn chunk_event<'a>(
+    buffer: &'a str,
+    (field, dirty): (&'a str, bool),
+    start: usize,
+    end: usize,
+) -> Event<'a> {
+    Event::RegionChunk {
+        field,
+        text: Cow::Borrowed(span(buffer, start, end)),
+        dirty,
+    }
+}
+
 /// `buffer[start..end]`, text of the field at `index`, as a [`TextRun`] of the output (`buffer[output_from..]`):
 /// `None` when the field is dirty (its chunks are raw text of a structured value) or the text is
 /// not all output (a prompt's tail), so the feed goes out as events.
@@ -126,6 +142,15 @@ impl Pending {
         }
     }
 
+    /// The one chunk of text this feed recorded, `(field, start, end)`, if that is all it
+    /// recorded (most feeds).
+    pub(crate) fn lone_chunk(&self) -> Option<(usize, usize, usize)> {
+        match *self.events.as_slice() {
+            [RawEvent::Chunk { field, start, end }] => Some((field, start, end)),
+            _ => None,
+        }
+    }
+
     /// The one chunk of text this feed recorded, as a [`TextRun`] (see [`text_run`]), if that is
     /// all it recorded; `field` names a field and says whether it is dirty.
     pub(crate) fn text_run<'a>(
@@ -134,14 +159,8 @@ impl Pending {
         output_from: usize,
         field: impl FnOnce(usize) -> (&'a str, bool),
     ) -> Option<TextRun<'a>> {
-        match self.events.as_slice() {
-            [RawEvent::Chunk {
-                field: at,
-                start,
-                end,
-            }] => text_run(buffer, output_from, *at, field(*at), *start, *end),
-            _ => None,
-        }
+        let (at, start, end) = self.lone_chunk()?;
+        text_run(buffer, output_from, at, field(at), start, end)
     }
 
     /// Hands this feed's records out: the one chunk of text as a [`TextRun`] when that is all it

@@ -65,7 +65,7 @@ use crate::error::ParseError;
 use crate::schema::interp::Walk;
 use crate::schema::{Items, Node, NodeType, Schema};
 use crate::stream::fast::{ByteSet, Scan as ByteScan};
-use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
+use crate::stream::raw::{chunk_event, span, FieldNames, Pending, RawEvent};
 use crate::stream::{Event, TextRun};
 use crate::support::{self, Content};
 pub use profile::{
@@ -482,14 +482,15 @@ impl<'p> XRegexStreamParser<'p> {
     ) -> Result<(), ParseError> {
         self.advance(chunk, false)?;
         let (buffer, plan) = (&self.buffer, self.plan);
-        if let &[RawEvent::Chunk { field, start, end }] = self.pending.events.as_slice() {
+        if let Some((field, start, end)) = self.pending.lone_chunk() {
             // Most feeds: one chunk of one region's text, lent as it stands (the next feed's
             // `advance` clears the record), not drained.
-            on_event(Event::RegionChunk {
-                field: plan.name(field),
-                text: std::borrow::Cow::Borrowed(span(buffer, start, end)),
-                dirty: plan.dirty(field),
-            });
+            on_event(chunk_event(
+                buffer,
+                (plan.name(field), plan.dirty(field)),
+                start,
+                end,
+            ));
             return Ok(());
         }
         for r in self.pending.events.drain(..) {

@@ -70,7 +70,7 @@ use crate::error::ParseError;
 use crate::py::unicode::is_space;
 use crate::schema::reuse::{ParsedCall, ParsedCalls};
 use crate::schema::{Items, Node, NodeType, Schema};
-use crate::stream::raw::{span, FieldNames, Pending, RawEvent};
+use crate::stream::raw::{chunk_event, span, FieldNames, Pending, RawEvent};
 use crate::stream::spaces::SpaceRuns;
 use crate::stream::{Event, MessageStream, TextRun};
 use crate::support::Content;
@@ -364,10 +364,9 @@ impl<'p> ProfiledStreamParser<'p> {
             Fed::Text(text) => text,
             // The other common feed, inside an open call: one chunk of its raw text. Lent as it
             // stands (the record is cleared by the next feed), not drained.
-            Fed::Recorded => match self.pending.events.as_slice() {
-                [] => return Ok(()),
-                &[RawEvent::Chunk { field, start, end }] => Some((field, start, end)),
-                _ => {
+            Fed::Recorded => match self.pending.lone_chunk() {
+                Some(chunk) => Some(chunk),
+                None => {
                     let buffer = &self.buffer;
                     for raw in self.pending.events.drain(..) {
                         on_event(raw.lend(buffer, &names));
@@ -377,12 +376,7 @@ impl<'p> ProfiledStreamParser<'p> {
             },
         };
         if let Some((field, start, end)) = one_chunk {
-            let (field, dirty) = names.named(field);
-            on_event(Event::RegionChunk {
-                field,
-                text: Cow::Borrowed(span(&self.buffer, start, end)),
-                dirty,
-            });
+            on_event(chunk_event(&self.buffer, names.named(field), start, end));
         }
         Ok(())
     }
